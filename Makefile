@@ -1,0 +1,59 @@
+# MedCite: `make run` serves the product, `make test` runs the checks.
+# Both install everything they need into .venv first (offline-friendly, idempotent).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test install lint format worker browser clean-db help
+
+help:
+	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
+	@echo "make test    install and run the test suite (pytest + ruff)"
+	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	# torch first and pinned: the CPU build; an unpinned resolution pulls GBs of CUDA wheels.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_evidence
+	$(PY) manage.py ensure_demo_user
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+test: install browser
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean-db:
+	rm -rf var/pgdata

@@ -1,0 +1,1 @@
+"""Conversations, LLM providers, the tool-use loop and the streamed chat pages."""

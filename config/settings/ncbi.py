@@ -1,0 +1,22 @@
+"""NCBI E-utilities settings (PubMed search, fetch and summaries)."""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.environment import env
+
+NCBI_EUTILS_BASE_URL = env.str("NCBI_EUTILS_BASE_URL", default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils/")
+if not NCBI_EUTILS_BASE_URL.endswith("/"):
+    NCBI_EUTILS_BASE_URL += "/"
+NCBI_API_KEY = env.str("NCBI_API_KEY", default="")
+NCBI_TOOL = env.str("NCBI_TOOL", default="medcite")
+NCBI_EMAIL = env.str("NCBI_EMAIL", default="")
+NCBI_TIMEOUT_SECONDS = env.float("NCBI_TIMEOUT_SECONDS", default=20.0)
+NCBI_MAX_RETRIES = env.int("NCBI_MAX_RETRIES", default=4)
+# Requests per second allowed by NCBI: 3 without an API key, 10 with one.
+NCBI_REQUESTS_PER_SECOND = 10 if NCBI_API_KEY else 3
+NCBI_ESEARCH_CACHE_TTL_SECONDS = env.int("NCBI_ESEARCH_CACHE_TTL_SECONDS", default=24 * 3600)
+
+if not NCBI_EUTILS_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"NCBI_EUTILS_BASE_URL must be an http(s) URL, got {NCBI_EUTILS_BASE_URL!r}."
+    )

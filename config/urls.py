@@ -1,0 +1,29 @@
+"""Root URLs: pages per app, the admin, the versioned API and its schema, health."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from config.health import healthz
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="evidence:library", permanent=False), name="home"),
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/v1/", include("config.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("library/", include("evidence.urls")),
+    path("tablizer/", include("pubmed.urls")),
+    path("trialscout/", include("trials.urls")),
+    path("chat/", include("chat.urls")),
+]
+
+admin.site.site_header = "MedCite curation"
+admin.site.site_title = "MedCite admin"
+admin.site.index_title = "Evidence library"

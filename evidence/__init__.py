@@ -1,0 +1,1 @@
+"""The curated evidence library, tag vocabulary and the citation/reference machinery."""

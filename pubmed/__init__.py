@@ -1,0 +1,1 @@
+"""PubMed: E-utilities client, abstract store with pgvector, ingestion, hybrid search, Tablizer."""

@@ -1,0 +1,100 @@
+"""Fixtures shared by every test: the real database, a real Redis, shared data, a Celery worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("MEDCITE_SHARED_DATA", BASE_DIR.parent / "shared" / "data"))
+
+# Fake credentials: a stray call to a real service fails loudly instead of spending a real key.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """Give every pytest process its own test database so parallel runs never collide."""
+    from django.conf import settings
+
+    test_settings = settings.DATABASES["default"].setdefault("TEST", {})
+    test_settings["NAME"] = f"{test_settings.get('NAME') or 'test_medcite'}_{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Return ../shared/data, or skip: the recordings and evaluation sets live there, not in the repo."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}; clone the project with ../shared beside it")
+    return SHARED_DATA
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _redis_answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """Return the URL of a real Redis: REDIS_URL, the local one on 6379, or one started here."""
+    for url in filter(None, [os.environ.get("TEST_REDIS_URL"), "redis://127.0.0.1:6379/15"]):
+        if _redis_answers(url):
+            yield url
+            return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("No Redis is listening and redis-server is not installed (apt-get install redis-server).")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while not _redis_answers(url):
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"redis-server did not start on port {port} within 10 s")
+        time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+@pytest.fixture
+def celery_worker(redis_url: str, transactional_db: None) -> Iterator[object]:
+    """Run a real Celery worker thread consuming from a real Redis broker for one test."""
+    from celery.contrib.testing.worker import start_worker
+
+    from config.celery import app
+
+    saved = {key: app.conf[key] for key in ("broker_url", "task_always_eager", "result_backend")}
+    queue = f"medcite-test-{os.getpid()}"
+    app.conf.update(
+        broker_url=redis_url, task_always_eager=False, result_backend=redis_url, task_default_queue=queue
+    )
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, queues=[queue], shutdown_timeout=10) as w:
+            yield w
+    finally:
+        app.conf.update(**saved, task_default_queue="celery")

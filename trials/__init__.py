@@ -1,0 +1,1 @@
+"""ClinicalTrials.gov API v2 client, trial cache and the TrialScout page."""
