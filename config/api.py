@@ -32,9 +32,7 @@ class CuratorWriteOrReadOnly(permissions.BasePermission):
             return True
         user = request.user
         return bool(
-            user
-            and user.is_authenticated
-            and (user.is_superuser or user.groups.filter(name=CURATOR_GROUP).exists())
+            user and user.is_authenticated and (user.is_superuser or user.groups.filter(name=CURATOR_GROUP).exists())
         )
 
 

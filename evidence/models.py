@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
@@ -64,19 +66,31 @@ class Study(models.Model):
     study_name = models.CharField(max_length=200, unique=True)
     aliases = _tags()
     pmid = models.CharField(
-        "PMID", max_length=12, blank=True, validators=[identifiers.validate_pmid],
+        "PMID",
+        max_length=12,
+        blank=True,
+        validators=[identifiers.validate_pmid],
         help_text="Digits only, e.g. 35657320.",
     )
     pmcid = models.CharField(
-        "PMC id", max_length=16, blank=True, validators=[identifiers.validate_pmcid],
+        "PMC id",
+        max_length=16,
+        blank=True,
+        validators=[identifiers.validate_pmcid],
         help_text="e.g. PMC9701133.",
     )
     doi = models.CharField(
-        "DOI", max_length=200, blank=True, validators=[identifiers.validate_doi],
+        "DOI",
+        max_length=200,
+        blank=True,
+        validators=[identifiers.validate_doi],
         help_text="e.g. 10.1056/NEJMoa2200075, without https://doi.org/.",
     )
     nct_number = models.CharField(
-        "NCT number", max_length=11, blank=True, validators=[identifiers.validate_nct],
+        "NCT number",
+        max_length=11,
+        blank=True,
+        validators=[identifiers.validate_nct],
         help_text="NCT followed by 8 digits.",
     )
     title = models.TextField()
@@ -93,13 +107,13 @@ class Study(models.Model):
     test_names = _tags()
     key_finding = models.TextField(help_text="What the study showed, in our own words.")
     sample_size = models.PositiveIntegerField(null=True, blank=True)
-    evidence_strength = models.PositiveSmallIntegerField(
-        choices=EvidenceStrength, default=EvidenceStrength.MODERATE
-    )
+    evidence_strength = models.PositiveSmallIntegerField(choices=EvidenceStrength, default=EvidenceStrength.MODERATE)
     study_design = models.TextField(blank=True)
     kind = models.CharField(max_length=20, choices=StudyKind, default=StudyKind.TRIAL)
     url = models.URLField(
-        "canonical URL", max_length=500, blank=True,
+        "canonical URL",
+        max_length=500,
+        blank=True,
         help_text="Direct link (PubMed, DOI, publisher or guideline page) - never a search-engine URL.",
     )
     guidance_item = models.ForeignKey(
@@ -119,15 +133,21 @@ class Study(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["pmid"], condition=~models.Q(pmid=""), name="study_unique_pmid",
+                fields=["pmid"],
+                condition=~models.Q(pmid=""),
+                name="study_unique_pmid",
                 violation_error_message="Another study already has this PMID.",
             ),
             models.UniqueConstraint(
-                Lower("doi"), condition=~models.Q(doi=""), name="study_unique_doi",
+                Lower("doi"),
+                condition=~models.Q(doi=""),
+                name="study_unique_doi",
                 violation_error_message="Another study already has this DOI (DOIs compare case-insensitively).",
             ),
             models.UniqueConstraint(
-                fields=["nct_number"], condition=~models.Q(nct_number=""), name="study_unique_nct",
+                fields=["nct_number"],
+                condition=~models.Q(nct_number=""),
+                name="study_unique_nct",
                 violation_error_message="Another study already has this NCT number.",
             ),
             models.CheckConstraint(
@@ -140,11 +160,16 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.study_name
 
-    def clean(self) -> None:
-        # Forms and the importer call full_clean(); strip pasted prefixes before the validators run.
-        self.pmid = self.pmid.strip().removeprefix("PMID:").strip()
+    def clean_fields(self, exclude: Any = None) -> None:
+        # Forms, the API and the importer call full_clean(): tidy pasted identifiers
+        # ("PMID: 123", "https://doi.org/10...", "nct01234567") before the validators judge them.
+        self.pmid = (self.pmid or "").strip().removeprefix("PMID:").strip()
         self.doi = identifiers.normalize_doi(self.doi) if self.doi else ""
-        self.nct_number = self.nct_number.strip().upper()
+        self.nct_number = (self.nct_number or "").strip().upper()
+        self.pmcid = (self.pmcid or "").strip().upper()
+        super().clean_fields(exclude)
+
+    def clean(self) -> None:
         if not (self.pmid or self.doi or self.nct_number):
             raise ValidationError(
                 "A study needs at least one identifier: fill in the PMID, the DOI or the NCT number.",
@@ -152,7 +177,7 @@ class Study(models.Model):
             )
 
     @property
-    def identifiers(self) -> dict[str, str]:
+    def identifier_map(self) -> dict[str, str]:
         """Return the study's identifiers that are set, keyed pmid / doi / nct / pmcid."""
         found = {"pmid": self.pmid, "doi": self.doi, "nct": self.nct_number, "pmcid": self.pmcid}
         return {kind: value for kind, value in found.items() if value}

@@ -1,9 +1,57 @@
+"""The public library pages: search and filter the curated studies, read one study."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from rest_framework.exceptions import ValidationError
+
+from evidence.apis import parse_study_filters
+from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
+from evidence.selectors import library_tags, study_search
+
+PAGE_SIZE = 25
 
 
 def library(request: HttpRequest) -> HttpResponse:
-    raise NotImplementedError
+    errors: list[str] = []
+    try:
+        filters = parse_study_filters(request.GET)
+    except ValidationError as exc:
+        errors = [str(message) for message in exc.detail.values()]
+        filters = {"text": request.GET.get("q", ""), "tag": request.GET.get("tag", "")}
+    studies = study_search(**filters).select_related("guidance_item")
+    page = Paginator(studies, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "evidence/library.html",
+        {
+            "page": page,
+            "errors": errors,
+            "params": request.GET,
+            "query_string": query.urlencode(),
+            "tags": library_tags(),
+            "strengths": [choice.label for choice in sorted(EvidenceStrength, reverse=True)],
+            "kinds": StudyKind.choices,
+            "contexts": ResultContext.choices,
+            "total": Study.objects.count(),
+        },
+    )
 
 
 def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    raise NotImplementedError
+    study = get_object_or_404(Study.objects.select_related("guidance_item"), pk=pk)
+    related = (
+        study.guidance_item.studies.exclude(pk=study.pk).order_by("-evidence_strength", "-publication_year")
+        if study.guidance_item
+        else Study.objects.none()
+    )
+    latest_check = study.identifier_checks.first()
+    return render(
+        request,
+        "evidence/study_detail.html",
+        {"study": study, "related": related, "latest_check": latest_check},
+    )

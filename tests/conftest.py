@@ -81,6 +81,14 @@ def redis_url() -> Iterator[str]:
         proc.wait(5)
 
 
+def _reset_broker_pool(app: object) -> None:
+    """Drop the app's cached connection and producer pools so the next publish uses the current broker_url."""
+    if app._pool is not None:  # type: ignore[attr-defined]
+        app._pool.force_close_all()  # type: ignore[attr-defined]
+        app._pool = None  # type: ignore[attr-defined]
+    app.amqp._producer_pool = None  # type: ignore[attr-defined]
+
+
 @pytest.fixture
 def celery_worker(redis_url: str, transactional_db: None) -> Iterator[object]:
     """Run a real Celery worker thread consuming from a real Redis broker for one test."""
@@ -88,13 +96,18 @@ def celery_worker(redis_url: str, transactional_db: None) -> Iterator[object]:
 
     from config.celery import app
 
-    saved = {key: app.conf[key] for key in ("broker_url", "task_always_eager", "result_backend")}
-    queue = f"medcite-test-{os.getpid()}"
+    keys = ("broker_url", "task_always_eager", "broker_transport_options")
+    saved = {key: app.conf[key] for key in keys}
+    # A key prefix per test process keeps parallel test runs on one Redis from stealing each other's tasks.
     app.conf.update(
-        broker_url=redis_url, task_always_eager=False, result_backend=redis_url, task_default_queue=queue
+        broker_url=redis_url,
+        task_always_eager=False,
+        broker_transport_options={"global_keyprefix": f"medcite-test-{os.getpid()}:"},
     )
+    _reset_broker_pool(app)
     try:
-        with start_worker(app, pool="solo", perform_ping_check=False, queues=[queue], shutdown_timeout=10) as w:
-            yield w
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
+            yield worker
     finally:
-        app.conf.update(**saved, task_default_queue="celery")
+        app.conf.update(**saved)
+        _reset_broker_pool(app)

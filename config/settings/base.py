@@ -125,7 +125,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 if DEBUG:
     # WhiteNoise serves from the finders in development; no collectstatic needed.
-    warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+    warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 

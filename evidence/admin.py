@@ -1,0 +1,209 @@
+"""Curator admin for the evidence library.
+
+Members of the `curator` group (and superusers) edit; every other staff user may only view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from import_export.admin import ImportExportModelAdmin
+from simple_history.admin import SimpleHistoryAdmin
+
+from config.api import CURATOR_GROUP
+from evidence.models import GuidanceItem, IdentifierCheck, Study
+from evidence.resources import GuidanceItemResource, StudyResource
+
+
+def is_curator(user: Any) -> bool:
+    """Return True if the user may change the library: active superuser or `curator` group member."""
+    return bool(user.is_active and (user.is_superuser or user.groups.filter(name=CURATOR_GROUP).exists()))
+
+
+class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
+    """Admin in which curators edit and import, and other staff view and export."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_curator(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        return is_curator(request.user)
+
+    def has_export_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_staff
+
+
+class TagListFilter(admin.SimpleListFilter):
+    title = "disease tag"
+    parameter_name = "tag"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        from evidence.selectors import library_tags
+
+        return [(tag, tag) for tag in library_tags()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value():
+            return queryset.filter(disease_tags__contains=[self.value()])
+        return queryset
+
+
+class IdentifierCheckInline(admin.TabularInline):
+    model = IdentifierCheck
+    extra = 0
+    can_delete = False
+    fields = ("checked_at", "status", "pmid", "pmid_exists", "similarity", "pubmed_title", "detail")
+    readonly_fields = fields
+    ordering = ("-checked_at",)
+    max_num = 0
+    verbose_name_plural = "PubMed identifier checks"
+
+    @admin.display(description="title similarity")
+    def similarity(self, obj: IdentifierCheck) -> str:
+        return f"{obj.title_similarity:.0%}" if obj.title_similarity is not None else "-"
+
+
+@admin.register(Study)
+class StudyAdmin(CuratorEditableAdmin):
+    resource_classes = [StudyResource]
+    list_display = (
+        "study_name",
+        "kind",
+        "publication_year",
+        "strength",
+        "identifier_links",
+        "tag_list",
+        "pubmed_check",
+    )
+    list_display_links = ("study_name",)
+    search_fields = ("study_name", "aliases", "pmid", "doi", "nct_number", "title")
+    list_filter = (TagListFilter, "evidence_strength", "kind", "result_context", "publication_year")
+    list_per_page = 50
+    ordering = ("-evidence_strength", "-publication_year", "study_name")
+    readonly_fields = ("created_at", "updated_at")
+    autocomplete_fields = ("guidance_item",)
+    inlines = [IdentifierCheckInline]
+    actions = ["verify_identifiers"]
+    fieldsets = (
+        (None, {"fields": ("study_name", "aliases", "kind", "evidence_strength", "result_context")}),
+        (
+            "Identifiers",
+            {
+                "fields": ("pmid", "doi", "nct_number", "pmcid", "url"),
+                "description": "At least one of PMID, DOI or NCT number is required.",
+            },
+        ),
+        (
+            "Publication",
+            {"fields": ("title", "authors_short", "journal", "publication_year", "citation", "organization")},
+        ),
+        ("What it shows", {"fields": ("key_finding", "sample_size", "study_design", "guidance_item")}),
+        ("Tags", {"fields": ("disease_tags", "decision_tags", "anchor_scenarios", "clinical_settings", "test_names")}),
+        ("History", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
+    )
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
+        # Array fields (aliases) and "PMID: 123" pastes: defer to the library's own search.
+        from evidence.selectors import study_search
+
+        if not search_term:
+            return super().get_search_results(request, queryset, search_term)
+        matches = study_search(text=search_term).values("pk")
+        return queryset.filter(pk__in=matches), False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        latest = IdentifierCheck.objects.filter(study=OuterRef("pk")).order_by("-checked_at")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _check_status=Subquery(latest.values("status")[:1]),
+                _check_similarity=Subquery(latest.values("title_similarity")[:1]),
+            )
+        )
+
+    @admin.display(description="strength", ordering="evidence_strength")
+    def strength(self, obj: Study) -> str:
+        return obj.strength_label
+
+    @admin.display(description="identifiers")
+    def identifier_links(self, obj: Study) -> str:
+        links = [
+            (url, label)
+            for url, label in (
+                (obj.pubmed_url, f"PMID {obj.pmid}"),
+                (obj.doi_url, "DOI"),
+                (obj.ctgov_url, obj.nct_number),
+            )
+            if url
+        ]
+        return format_html_join(" · ", '<a href="{}" target="_blank" rel="noopener">{}</a>', links)
+
+    @admin.display(description="disease tags")
+    def tag_list(self, obj: Study) -> str:
+        return ", ".join(obj.disease_tags)
+
+    @admin.display(description="PubMed check")
+    def pubmed_check(self, obj: Study) -> str:
+        status = getattr(obj, "_check_status", None)
+        if not status:
+            return "-"
+        similarity = getattr(obj, "_check_similarity", None)
+        label = IdentifierCheck.Status(status).label
+        if similarity is not None:
+            return format_html("{} ({}% title match)", label, round(similarity * 100))
+        return label
+
+    @admin.action(description="Verify identifiers against PubMed")
+    def verify_identifiers(self, request: HttpRequest, queryset: QuerySet) -> None:
+        from evidence.tasks import verify_study_identifiers
+
+        study_ids = list(queryset.values_list("pk", flat=True))
+        transaction.on_commit(lambda: verify_study_identifiers.delay(study_ids=study_ids))
+        self.message_user(
+            request,
+            f"Verification of {len(study_ids)} stud{'y' if len(study_ids) == 1 else 'ies'} against PubMed "
+            "was queued; results appear in the 'PubMed check' column and on each study.",
+            messages.SUCCESS,
+        )
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        if not is_curator(request.user):
+            actions.pop("verify_identifiers", None)
+        return actions
+
+
+@admin.register(GuidanceItem)
+class GuidanceItemAdmin(CuratorEditableAdmin):
+    resource_classes = [GuidanceItemResource]
+    list_display = ("title", "tags", "study_count")
+    search_fields = ("title", "statement")
+
+    @admin.display(description="tags")
+    def tags(self, obj: GuidanceItem) -> str:
+        return ", ".join([*obj.disease_tags, *obj.decision_tags])
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(_study_count=Count("studies"))
+
+    @admin.display(description="studies", ordering="_study_count")
+    def study_count(self, obj: GuidanceItem) -> int:
+        return obj._study_count

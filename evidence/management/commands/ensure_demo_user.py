@@ -1,0 +1,22 @@
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError
+
+from evidence.services.accounts import demo_user_ensure
+
+
+class Command(BaseCommand):
+    help = "Create the demo curator account and print its credentials (embedded development mode only)."
+
+    def handle(self, *args, **options):
+        try:
+            credentials = demo_user_ensure()
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                "\n  MedCite demo account (development only)\n"
+                f"    username: {credentials.username}\n"
+                f"    password: {credentials.password}\n"
+                "    log in at http://127.0.0.1:8000/accounts/login/ — admin at /admin/\n"
+            )
+        )

@@ -1,0 +1,39 @@
+"""`manage.py seed_evidence`: load the curated landmark studies and guidance items (idempotent)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evidence.services.seed import SEED_PATH, SeedError, evidence_seed
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the curated landmark studies and guidance items into the evidence library. Idempotent: "
+        "a re-run changes nothing unless the seed file changed; rows edited by a curator since the last "
+        "seed are kept unless --overwrite-curator-edits is given. The whole file is validated first; "
+        "an invalid file writes nothing and exits non-zero."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--path", type=Path, default=None, help=f"Seed JSON file to load (default: {SEED_PATH})."
+        )
+        parser.add_argument(
+            "--overwrite-curator-edits", action="store_true",
+            help="Also reset rows a curator changed after they were seeded to the seed file's values.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            result = evidence_seed(
+                path=options["path"], overwrite_curator_edits=options["overwrite_curator_edits"]
+            )
+        except SeedError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"Guidance items: {result.guidance_items}.")
+        self.stdout.write(self.style.SUCCESS(f"Studies: {result.studies}."))

@@ -1,0 +1,119 @@
+"""Read-side queries over the evidence library."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db.models import F, Func, Q, QuerySet, TextField, Value
+
+from evidence.models import ResultContext, Study
+
+VERIFIED_REFERENCES_LIMIT = 8
+
+
+def normalize_tags(tags: Iterable[str]) -> list[str]:
+    """Return tags lower-cased, stripped and de-duplicated in their original order."""
+    seen: dict[str, None] = {}
+    for tag in tags:
+        cleaned = tag.strip().lower()
+        if cleaned:
+            seen.setdefault(cleaned, None)
+    return list(seen)
+
+
+def studies_for_tags(
+    *, tags: Iterable[str], context: str | None = None, limit: int = VERIFIED_REFERENCES_LIMIT
+) -> list[Study]:
+    """Return library studies sharing a disease tag with `tags`, strongest then newest first.
+
+    With a `context` (positive / negative / monitoring), only studies whose result context
+    matches it or is `both` are returned.
+    """
+    wanted = normalize_tags(tags)
+    if not wanted:
+        return []
+    queryset = Study.objects.filter(disease_tags__overlap=wanted)
+    if context:
+        queryset = queryset.filter(result_context__in=[context, ResultContext.BOTH])
+    return list(
+        queryset.select_related("guidance_item").order_by("-evidence_strength", "-publication_year", "study_name")[
+            :limit
+        ]
+    )
+
+
+def _identifier_text(study: Study) -> str:
+    parts = []
+    if study.pmid:
+        parts.append(f"PMID {study.pmid}")
+    if study.doi:
+        parts.append(f"DOI {study.doi}")
+    if study.nct_number:
+        parts.append(study.nct_number)
+    return ", ".join(parts)
+
+
+def verified_references_block(*, studies: Sequence[Study]) -> str:
+    """Render studies as the VERIFIED REFERENCES prompt block: one line per study."""
+    if not studies:
+        return "VERIFIED REFERENCES: none in the curated library for this question."
+    lines = ["VERIFIED REFERENCES (curated library; cite these identifiers exactly):"]
+    for study in studies:
+        year = study.publication_year or "n.d."
+        lines.append(f"- {study.study_name} ({_identifier_text(study)}; {year}): {study.key_finding}")
+    return "\n".join(lines)
+
+
+def study_search(
+    *,
+    text: str = "",
+    tag: str = "",
+    strength: int | None = None,
+    kind: str = "",
+    design: str = "",
+    year: int | None = None,
+    context: str = "",
+) -> QuerySet[Study]:
+    """Return studies matching the library page / API filters, strongest first.
+
+    `text` matches names, aliases, identifiers (PMID, DOI, NCT) and, by full-text search,
+    titles and key findings.
+    """
+    queryset = Study.objects.all()
+    text = text.strip()
+    if text:
+        identifier = text.removeprefix("PMID:").strip()
+        vector = SearchVector("title", "key_finding", "study_name", config="english")
+        aliases_text = Func(F("aliases"), Value(" | "), function="array_to_string", output_field=TextField())
+        queryset = queryset.annotate(_search=vector, _aliases=aliases_text).filter(
+            Q(study_name__icontains=text)
+            | Q(_aliases__icontains=text)
+            | Q(pmid=identifier)
+            | Q(doi__iexact=identifier)
+            | Q(nct_number__iexact=identifier)
+            | Q(title__icontains=text)
+            | Q(_search=SearchQuery(text, config="english", search_type="websearch"))
+        )
+    if tag:
+        queryset = queryset.filter(Q(disease_tags__contains=[tag.lower()]) | Q(decision_tags__contains=[tag.lower()]))
+    if strength:
+        queryset = queryset.filter(evidence_strength=strength)
+    if kind:
+        queryset = queryset.filter(kind=kind)
+    if design:
+        queryset = queryset.filter(study_design__icontains=design)
+    if year:
+        queryset = queryset.filter(publication_year=year)
+    if context:
+        queryset = queryset.filter(result_context__in=[context, ResultContext.BOTH])
+    return queryset.order_by("-evidence_strength", "-publication_year", "study_name")
+
+
+def library_tags() -> list[str]:
+    """Return every disease tag used in the library, sorted."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT unnest(disease_tags) AS tag FROM {Study._meta.db_table} ORDER BY tag")
+        return [row[0] for row in cursor.fetchall()]

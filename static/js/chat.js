@@ -1,0 +1,124 @@
+/* MedCite chat: stream answers over server-sent events. Without this script the form posts and
+   the page reloads with the answer (POST + redirect), so everything still works. */
+(function () {
+  "use strict";
+  var form = document.querySelector("form[data-chat-form]");
+  if (!form || !window.fetch || !window.TextDecoder || !window.ReadableStream) { return; }
+  var thread = document.getElementById("chat-thread");
+  var announcer = document.getElementById("chat-status");
+  var textarea = form.querySelector("textarea[name=question]");
+  var button = form.querySelector("button[type=submit]");
+
+  function announce(text) { if (announcer) { announcer.textContent = text; } }
+
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) { node.className = className; }
+    if (text) { node.textContent = text; }
+    return node;
+  }
+
+  function parseEvent(block) {
+    var name = "message", data = [];
+    block.split("\n").forEach(function (line) {
+      if (line.indexOf("event:") === 0) { name = line.slice(6).trim(); }
+      else if (line.indexOf("data:") === 0) { data.push(line.slice(5).replace(/^ /, "")); }
+    });
+    if (!data.length) { return null; }
+    try { return { name: name, data: JSON.parse(data.join("\n")) }; } catch (error) { return null; }
+  }
+
+  function showError(pending, message) {
+    pending.classList.remove("pending");
+    pending.removeAttribute("aria-busy");
+    var note = element("p", "chat-notice", message);
+    note.setAttribute("role", "alert");
+    pending.appendChild(note);
+    announce(message);
+  }
+
+  form.addEventListener("submit", function (event) {
+    var question = textarea.value.trim();
+    if (!question) { return; }  // let the browser's required-field message show
+    event.preventDefault();
+    var body = new FormData(form);
+    var asked = element("article", "chat-turn user");
+    asked.appendChild(element("p", "chat-question", question));
+    var pending = element("article", "chat-turn assistant pending");
+    pending.setAttribute("aria-busy", "true");
+    var progress = element("p", "chat-progress muted", "Reading the question…");
+    var preview = element("div", "chat-answer chat-preview");
+    preview.setAttribute("data-testid", "answer-preview");
+    pending.appendChild(progress);
+    pending.appendChild(preview);
+    thread.appendChild(asked);
+    thread.appendChild(pending);
+    textarea.value = "";
+    button.disabled = true;
+    announce("Question sent. Searching the evidence.");
+
+    var finished = false;
+    function handle(item) {
+      if (!item) { return; }
+      var data = item.data;
+      if (item.name === "meta") {
+        if (data.conversation_url && window.location.pathname !== data.conversation_url) {
+          window.history.replaceState(null, "", data.conversation_url);
+          form.action = data.conversation_url + "messages/";
+        }
+      } else if (item.name === "status") {
+        progress.textContent = data.message + "…";
+      } else if (item.name === "delta") {
+        preview.textContent += data.text;
+      } else if (item.name === "reset") {
+        preview.textContent = "";
+      } else if (item.name === "done") {
+        finished = true;
+        var holder = document.createElement("div");
+        holder.innerHTML = data.html;  // server-rendered and sanitised
+        var answer = holder.firstElementChild;
+        if (answer) { pending.replaceWith(answer); } else { pending.remove(); }
+        announce("Answer ready, confidence " + (data.confidence || "unknown") + ".");
+      } else if (item.name === "error") {
+        finished = true;
+        showError(pending, data.message);
+      }
+    }
+
+    fetch(form.action + "?stream=1", {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      headers: { "Accept": "text/event-stream", "X-CSRFToken": body.get("csrfmiddlewaretoken") || "" }
+    }).then(function (response) {
+      if (!response.ok || !response.body) {
+        return response.json().then(function (payload) {
+          throw new Error((payload.error && payload.error.message) || ("The server answered " + response.status + "."));
+        }, function () { throw new Error("The server answered " + response.status + "."); });
+      }
+      var reader = response.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) {
+            if (buffer.trim()) { handle(parseEvent(buffer.trim())); }
+            return;
+          }
+          buffer += decoder.decode(chunk.value, { stream: true }).replace(/\r\n/g, "\n");
+          var blocks = buffer.split("\n\n");
+          buffer = blocks.pop();
+          blocks.forEach(function (block) { if (block.trim()) { handle(parseEvent(block.trim())); } });
+          return pump();
+        });
+      }
+      return pump();
+    }).then(function () {
+      if (!finished) { showError(pending, "The answer stream ended early. Reload the page: a finished answer is saved."); }
+    }).catch(function (error) {
+      showError(pending, error.message || "The question could not be sent.");
+    }).then(function () {
+      button.disabled = false;
+    });
+  });
+}());
