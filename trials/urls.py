@@ -1,5 +1,10 @@
 from django.urls import path
 
+from trials import views
+
 app_name = "trials"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.trialscout, name="trialscout"),
+    path("<str:nct_id>/", views.trial_detail, name="trial-detail"),
+]

@@ -1,0 +1,56 @@
+"""TrialScout pages: search ClinicalTrials.gov and read one trial."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from trials import services
+from trials.clients import CtgovError, CtgovNotFound, InvalidNctId
+from trials.forms import TrialSearchForm
+
+
+def _load_more_query(request: HttpRequest, token: str) -> str:
+    """Return the current query string with `page_token` set to the next page's token."""
+    query = request.GET.copy()
+    query["page_token"] = token
+    return query.urlencode()
+
+
+@require_GET
+def trialscout(request: HttpRequest) -> HttpResponse:
+    form = TrialSearchForm(request.GET or None)
+    context: dict[str, Any] = {"form": form}
+    if form.is_bound and form.is_valid():
+        try:
+            page = services.trial_search(**form.search_kwargs())
+        except CtgovError as exc:
+            # Upstream trouble is a message on the page, never an error page: the search stays editable.
+            context["error"] = str(exc)
+        else:
+            context["page"] = page
+            context["continued"] = bool(form.cleaned_data["page_token"])
+            if page.next_page_token:
+                context["load_more_query"] = _load_more_query(request, page.next_page_token)
+            first_page = request.GET.copy()
+            first_page.pop("page_token", None)
+            context["first_page_query"] = first_page.urlencode()
+    return render(request, "trials/trialscout.html", context)
+
+
+@require_GET
+def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
+    try:
+        details = services.get_trial(nct_id=nct_id)
+    except (InvalidNctId, CtgovNotFound) as exc:
+        return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id}, status=404)
+    except CtgovError as exc:
+        return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id})
+    return render(
+        request,
+        "trials/trial_detail.html",
+        {"trial": details.trial, "stale": details.stale, "nct_id": details.trial.nct_id},
+    )
