@@ -9,14 +9,14 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db import transaction
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
-from evidence.models import GuidanceItem, IdentifierCheck, Study
+from evidence.models import AnchorScenario, ClassificationRule, DecisionAid, GuidanceItem, IdentifierCheck, Study, Tag
 from evidence.resources import GuidanceItemResource, StudyResource
 
 
@@ -207,3 +207,75 @@ class GuidanceItemAdmin(CuratorEditableAdmin):
     @admin.display(description="studies", ordering="_study_count")
     def study_count(self, obj: GuidanceItem) -> int:
         return obj._study_count
+
+
+@admin.register(Tag)
+class TagAdmin(CuratorEditableAdmin):
+    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term")
+    list_filter = ("kind", "is_imaging_term")
+    search_fields = ("code", "label", "synonyms")
+    autocomplete_fields = ("broader",)
+    ordering = ("kind", "code")
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        synonyms = Func(F("synonyms"), Value(" | "), function="array_to_string", output_field=TextField())
+        return (
+            queryset.annotate(_synonyms=synonyms).filter(
+                Q(code__icontains=term) | Q(label__icontains=term) | Q(_synonyms__icontains=term)
+            ),
+            False,
+        )
+
+    @admin.display(description="synonyms")
+    def synonym_count(self, obj: Tag) -> int:
+        return len(obj.synonyms)
+
+
+@admin.register(AnchorScenario)
+class AnchorScenarioAdmin(CuratorEditableAdmin):
+    list_display = ("key", "title", "tag_list", "anchor_count")
+    search_fields = ("key", "title")
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: AnchorScenario) -> str:
+        return ", ".join([*obj.disease_tags, *obj.decision_tags])
+
+    @admin.display(description="anchor studies")
+    def anchor_count(self, obj: AnchorScenario) -> int:
+        return obj.anchor_studies().count()
+
+
+@admin.register(ClassificationRule)
+class ClassificationRuleAdmin(CuratorEditableAdmin):
+    list_display = ("name", "classification", "priority", "disease_list", "decision_list", "anchor_scenario")
+    list_select_related = ("anchor_scenario",)
+    search_fields = ("name", "classification")
+    list_filter = ("anchor_scenario",)
+
+    @admin.display(description="disease tags (all)")
+    def disease_list(self, obj: ClassificationRule) -> str:
+        return ", ".join(obj.disease_tags)
+
+    @admin.display(description="decision tags (any)")
+    def decision_list(self, obj: ClassificationRule) -> str:
+        return ", ".join(obj.decision_tags)
+
+
+@admin.register(DecisionAid)
+class DecisionAidAdmin(CuratorEditableAdmin):
+    list_display = ("title", "thumbnail", "tag_list", "source", "is_active")
+    list_filter = ("is_active",)
+    search_fields = ("title", "caption")
+    autocomplete_fields = ("source",)
+    list_select_related = ("source",)
+
+    @admin.display(description="image")
+    def thumbnail(self, obj: DecisionAid) -> str:
+        return format_html('<img src="{}" alt="{}" style="max-height:48px">', obj.image.url, obj.alt_text)
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: DecisionAid) -> str:
+        return f"{', '.join(obj.disease_tags)} / {', '.join(obj.decision_tags)}"

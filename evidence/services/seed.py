@@ -250,7 +250,7 @@ def _plan(
     except ValidationError as exc:
         errors.append(f"{label}: {_describe(exc)}")
     changed = is_new or any(getattr(instance, name) != before[name] for name in fields)
-    return _Planned(instance, is_new, changed, curator_edited=not is_new and _edited_by_curator(instance))
+    return _Planned(instance, is_new, changed, curator_edited=not is_new and edited_by_curator(instance))
 
 
 def _is_one_of(value: Any, allowed: Collection[str]) -> bool:
@@ -294,7 +294,8 @@ def _describe(exc: ValidationError) -> str:
     return " ".join(exc.messages)
 
 
-def _edited_by_curator(instance: models.Model) -> bool:
+def edited_by_curator(instance: models.Model) -> bool:
+    """Return True if the row's latest history entry was not written by a seed run."""
     latest = instance.history.order_by("-history_date", "-history_id").first()
     return latest is not None and latest.history_change_reason != SEED_CHANGE_REASON
 

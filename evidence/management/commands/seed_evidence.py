@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from evidence.services.seed import SEED_PATH, SeedError, evidence_seed
+from evidence.services.vocabulary_seed import vocabulary_seed
 
 
 class Command(BaseCommand):
@@ -33,7 +34,11 @@ class Command(BaseCommand):
             result = evidence_seed(
                 path=options["path"], overwrite_curator_edits=options["overwrite_curator_edits"]
             )
+            vocabulary = vocabulary_seed(overwrite_curator_edits=options["overwrite_curator_edits"])
         except SeedError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Guidance items: {result.guidance_items}.")
         self.stdout.write(self.style.SUCCESS(f"Studies: {result.studies}."))
+        self.stdout.write(f"Vocabulary tags: {vocabulary.tags}.")
+        self.stdout.write(f"Anchor scenarios: {vocabulary.scenarios}.")
+        self.stdout.write(f"Classification rules: {vocabulary.rules}.")

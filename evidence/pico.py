@@ -1,0 +1,260 @@
+"""PICO extraction: turn a clinical question into structured PICO with disease and decision tags.
+
+With a language model configured, the model proposes the PICO as JSON validated against
+`PICO_JSON_SCHEMA`; its tags are kept only if they exist in the vocabulary. Without a model, or on
+any failure, the vocabulary-driven extractor below answers. Either way every tag in the result is
+a vocabulary code, and the primary tags are members of the tag lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import jsonschema
+import structlog
+
+from evidence.vocabulary import DECISION, DISEASE, TagMatch, Vocabulary
+
+logger = structlog.get_logger(__name__)
+
+# Given a prompt and a JSON schema, return the model's parsed JSON object (or raise).
+LlmJson = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+# Generic decisions are primary only when nothing more specific was asked.
+GENERIC_DECISIONS = ("therapy", "drug_choice", "risk_stratification")
+# Modifier tags (stage, assay type) narrow a disease; they are never the primary disease.
+MODIFIER_PREFIXES = ("stage_",)
+MODIFIER_TAGS = frozenset({"tissue_free_assay"})
+
+OUTCOME_TERMS = (
+    "stroke",
+    "systemic embolism",
+    "major bleeding",
+    "bleeding",
+    "mortality",
+    "death",
+    "survival",
+    "recurrence",
+    "relapse",
+    "disease-free survival",
+    "recurrence-free survival",
+    "hospitalisation",
+    "hospitalization",
+    "readmission",
+    "clinical cure",
+    "treatment failure",
+    "kidney function",
+    "eGFR decline",
+    "myocardial infarction",
+    "stent thrombosis",
+    "quality of life",
+)
+_OUTCOME_RE = re.compile(
+    r"\b(" + "|".join(re.escape(t) for t in sorted(OUTCOME_TERMS, key=len, reverse=True)) + r")\b", re.I
+)
+_PATIENT_RE = re.compile(
+    r"\b(?:an?\s+)?(\d{1,3})[-\s]?(?:year|yr)[-\s]?old\s+(man|woman|male|female|patient|person|boy|girl)"
+    r"(?:\s+with\s+([^.;?]+?))?(?=[,.;?]|\s+(?:who|on|after|should|is|has|taking)\b|$)",
+    re.IGNORECASE,
+)
+_POPULATION_RE = re.compile(
+    r"\b(?:patients?|adults?|people|women|men)\s+with\s+([^.;?]+?)(?=[,.;?]|\s+(?:who|should|is|are)\b|$)", re.I
+)
+_COMPARISON_RE = re.compile(
+    r"\b(?:versus|vs\.?|compared (?:with|to)|rather than|instead of|over)\s+([^,.;?]+)", re.IGNORECASE
+)
+
+PICO_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["patient", "intervention", "comparison", "outcome", "condition", "disease_tags", "decision_tags"],
+    "properties": {
+        "patient": {"type": "string", "maxLength": 300},
+        "intervention": {"type": "string", "maxLength": 300},
+        "comparison": {"type": "string", "maxLength": 300},
+        "outcome": {"type": "string", "maxLength": 300},
+        "condition": {"type": "string", "maxLength": 300},
+        "disease_tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+        "decision_tags": {"type": "array", "items": {"type": "string"}, "maxItems": 6},
+        "primary_disease_tag": {"type": ["string", "null"]},
+        "primary_decision_tag": {"type": ["string", "null"]},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Pico:
+    patient: str
+    intervention: str
+    comparison: str
+    outcome: str
+    condition: str
+    disease_tags: list[str]
+    decision_tags: list[str]
+    primary_disease_tag: str | None
+    secondary_disease_tags: list[str]
+    primary_decision_tag: str | None
+    secondary_decision_tags: list[str]
+    source: str = "vocabulary"
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_modifier(code: str) -> bool:
+    return code.startswith(MODIFIER_PREFIXES) or code in MODIFIER_TAGS
+
+
+def choose_primary_disease(tags: list[str]) -> str | None:
+    """Return the first-mentioned disease tag that is not a modifier (stage, assay), else the first tag."""
+    return next((tag for tag in tags if not _is_modifier(tag)), tags[0] if tags else None)
+
+
+def choose_primary_decision(tags: list[str]) -> str | None:
+    """Return the first-mentioned specific decision; a generic one (therapy, drug choice) only if alone."""
+    return next((tag for tag in tags if tag not in GENERIC_DECISIONS), tags[0] if tags else None)
+
+
+def _assemble(
+    *,
+    vocabulary: Vocabulary,
+    disease_tags: list[str],
+    decision_tags: list[str],
+    primary_disease: str | None,
+    primary_decision: str | None,
+    patient: str,
+    intervention: str,
+    comparison: str,
+    outcome: str,
+    condition: str,
+    source: str,
+    notes: list[str] | None = None,
+) -> Pico:
+    if primary_disease not in disease_tags:
+        primary_disease = choose_primary_disease(disease_tags)
+    if primary_decision not in decision_tags:
+        primary_decision = choose_primary_decision(decision_tags)
+    condition = condition or " with ".join(vocabulary.label(t) for t in disease_tags if not _is_modifier(t))
+    return Pico(
+        patient=patient.strip(),
+        intervention=intervention.strip(),
+        comparison=comparison.strip(),
+        outcome=outcome.strip(),
+        condition=condition.strip(),
+        disease_tags=disease_tags,
+        decision_tags=decision_tags,
+        primary_disease_tag=primary_disease,
+        secondary_disease_tags=[t for t in disease_tags if t != primary_disease],
+        primary_decision_tag=primary_decision,
+        secondary_decision_tags=[t for t in decision_tags if t != primary_decision],
+        source=source,
+        notes=notes or [],
+    )
+
+
+def extract_pico_rules(question: str, *, vocabulary: Vocabulary) -> Pico:
+    """Return the PICO found by matching the vocabulary's synonyms in the question."""
+    matches = vocabulary.matches(question)
+    outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
+    first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
+
+    def is_outcome(match: TagMatch) -> bool:
+        # "... apixaban ... for stroke and major bleeding": diseases named as outcomes after the
+        # intervention are outcomes, not the patient's condition.
+        return match.start > first_decision and any(s <= match.start and match.end <= e for s, e in outcome_spans)
+
+    outcome_codes = {m.code for m in matches if m.kind == DISEASE and is_outcome(m)}
+    condition_codes = {m.code for m in matches if m.kind == DISEASE and not is_outcome(m)}
+    disease_tags = [
+        code
+        for code in dict.fromkeys(m.code for m in matches if m.kind == DISEASE)
+        if code in condition_codes or code not in outcome_codes
+    ]
+    decision_tags = list(dict.fromkeys(m.code for m in matches if m.kind == DECISION))
+    primary_decision = choose_primary_decision(decision_tags)
+
+    patient = ""
+    if found := _PATIENT_RE.search(question):
+        age, sex, condition_text = found.groups()
+        patient = f"{age}-year-old {sex.lower()}" + (f" with {condition_text.strip()}" if condition_text else "")
+    elif found := _POPULATION_RE.search(question):
+        patient = f"patients with {found.group(1).strip()}"
+    intervention = next(
+        (m.text for m in matches if m.kind == DECISION and m.code == primary_decision),
+        vocabulary.label(primary_decision) if primary_decision else "",
+    )
+    comparison = found.group(1).strip() if (found := _COMPARISON_RE.search(question)) else ""
+    outcomes = list(dict.fromkeys(m.group(1).lower() for m in _OUTCOME_RE.finditer(question)))
+    return _assemble(
+        vocabulary=vocabulary,
+        disease_tags=disease_tags,
+        decision_tags=decision_tags,
+        primary_disease=choose_primary_disease(disease_tags),
+        primary_decision=primary_decision,
+        patient=patient,
+        intervention=intervention,
+        comparison=comparison,
+        outcome=", ".join(outcomes),
+        condition="",
+        source="vocabulary",
+    )
+
+
+def _llm_prompt(question: str, vocabulary: Vocabulary) -> str:
+    diseases = ", ".join(sorted(vocabulary.codes(DISEASE)))
+    decisions = ", ".join(sorted(vocabulary.codes(DECISION)))
+    return (
+        "Extract the PICO of this clinical question as one JSON object with the keys patient, intervention, "
+        "comparison, outcome, condition, disease_tags, decision_tags, primary_disease_tag, primary_decision_tag. "
+        f"Use only these disease tags: {diseases}. Use only these decision tags: {decisions}. "
+        "Use empty strings for parts the question does not state. Reply with the JSON object only.\n\n"
+        f"QUESTION: {question}"
+    )
+
+
+def extract_pico(question: str, *, vocabulary: Vocabulary, llm_json: LlmJson | None = None) -> Pico:
+    """Return the question's PICO: the model's when it answers valid JSON, else the vocabulary's."""
+    rules = extract_pico_rules(question, vocabulary=vocabulary)
+    if llm_json is None:
+        return rules
+    try:
+        raw = llm_json(_llm_prompt(question, vocabulary), PICO_JSON_SCHEMA)
+        jsonschema.validate(raw, PICO_JSON_SCHEMA)
+    except (jsonschema.ValidationError, json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
+        logger.warning("pico_llm_invalid", error=str(exc)[:300])
+        return _with_note(rules, f"model PICO rejected ({type(exc).__name__}); vocabulary extractor used")
+    except Exception as exc:  # provider errors of any kind must not break the answer
+        logger.warning("pico_llm_failed", error=str(exc)[:300])
+        return _with_note(rules, f"model unavailable ({type(exc).__name__}); vocabulary extractor used")
+    known_disease, known_decision = vocabulary.codes(DISEASE), vocabulary.codes(DECISION)
+    disease_tags = [t for t in dict.fromkeys(str(t).lower() for t in raw["disease_tags"]) if t in known_disease]
+    decision_tags = [t for t in dict.fromkeys(str(t).lower() for t in raw["decision_tags"]) if t in known_decision]
+    dropped = set(map(str.lower, raw["disease_tags"] + raw["decision_tags"])) - set(disease_tags) - set(decision_tags)
+    if not disease_tags:
+        return _with_note(rules, "model PICO had no known disease tag; vocabulary extractor used")
+    # The vocabulary's matches are evidence from the text itself: keep any the model missed.
+    disease_tags += [t for t in rules.disease_tags if t not in disease_tags]
+    decision_tags += [t for t in rules.decision_tags if t not in decision_tags]
+    return _assemble(
+        vocabulary=vocabulary,
+        disease_tags=disease_tags,
+        decision_tags=decision_tags,
+        primary_disease=raw.get("primary_disease_tag"),
+        primary_decision=raw.get("primary_decision_tag"),
+        patient=raw["patient"] or rules.patient,
+        intervention=raw["intervention"] or rules.intervention,
+        comparison=raw["comparison"] or rules.comparison,
+        outcome=raw["outcome"] or rules.outcome,
+        condition=raw["condition"],
+        source="llm",
+        notes=[f"dropped tags not in the vocabulary: {', '.join(sorted(dropped))}"] if dropped else [],
+    )
+
+
+def _with_note(pico: Pico, note: str) -> Pico:
+    return Pico(**{**pico.to_dict(), "notes": [*pico.notes, note]})

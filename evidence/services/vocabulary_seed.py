@@ -1,0 +1,108 @@
+"""Load the tag vocabulary, anchor scenarios and classification rules from `seed/vocabulary.json`.
+
+Idempotent: rows are matched by code / key / name and saved only when a value differs. Rows a
+curator edited after seeding are kept (like `evidence_seed`) unless `overwrite_curator_edits`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+
+from evidence.models import AnchorScenario, ClassificationRule, Tag
+from evidence.services.seed import SEED_CHANGE_REASON, SeedError, edited_by_curator
+
+VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
+
+
+@dataclass
+class VocabularyCounts:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    kept: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged, {self.kept} kept"
+
+
+@dataclass
+class VocabularySeedResult:
+    tags: VocabularyCounts = field(default_factory=VocabularyCounts)
+    scenarios: VocabularyCounts = field(default_factory=VocabularyCounts)
+    rules: VocabularyCounts = field(default_factory=VocabularyCounts)
+
+
+def _upsert(
+    model: type[models.Model], lookup: dict[str, Any], values: dict[str, Any], counts: VocabularyCounts, overwrite: bool
+) -> models.Model:
+    instance = model.objects.filter(**lookup).first()
+    if instance is None:
+        instance = model(**lookup, **values)
+        action = "created"
+    else:
+        if all(getattr(instance, name) == value for name, value in values.items()):
+            counts.unchanged += 1
+            return instance
+        if edited_by_curator(instance) and not overwrite:
+            counts.kept += 1
+            return instance
+        for name, value in values.items():
+            setattr(instance, name, value)
+        action = "updated"
+    try:
+        instance.full_clean(validate_unique=False)
+    except ValidationError as exc:
+        raise SeedError(f"{model.__name__} {lookup}: {'; '.join(exc.messages)}") from exc
+    instance._change_reason = SEED_CHANGE_REASON  # type: ignore[attr-defined]
+    instance.save()
+    setattr(counts, action, getattr(counts, action) + 1)
+    return instance
+
+
+@transaction.atomic
+def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool = False) -> VocabularySeedResult:
+    """Upsert tags, anchor scenarios and classification rules; raise SeedError (writing nothing) on a bad file."""
+    path = path or VOCABULARY_PATH
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SeedError(f"Cannot read vocabulary file {path}: {exc}") from exc
+    result = VocabularySeedResult()
+    tags: dict[str, Tag] = {}
+    for row in data.get("tags", []):
+        values = {k: row[k] for k in ("kind", "label", "synonyms", "mesh_terms") if k in row}
+        values["is_imaging_term"] = bool(row.get("is_imaging_term", False))
+        tags[row["code"]] = _upsert(Tag, {"code": row["code"]}, values, result.tags, overwrite_curator_edits)
+    for row in data.get("tags", []):
+        broader = row.get("broader")
+        if broader and broader not in tags:
+            raise SeedError(f"Tag {row['code']!r}: broader tag {broader!r} is not in the vocabulary.")
+        tag = tags[row["code"]]
+        wanted = tags[broader] if broader else None
+        if tag.broader_id != (wanted.pk if wanted else None):
+            tag.broader = wanted
+            tag._change_reason = SEED_CHANGE_REASON  # type: ignore[attr-defined]
+            tag.save(update_fields=["broader"])
+    scenarios: dict[str, AnchorScenario] = {}
+    for row in data.get("anchor_scenarios", []):
+        values = {k: row[k] for k in ("title", "description", "disease_tags", "decision_tags")}
+        scenarios[row["key"]] = _upsert(
+            AnchorScenario, {"key": row["key"]}, values, result.scenarios, overwrite_curator_edits
+        )
+    for row in data.get("classification_rules", []):
+        key = row.get("anchor_scenario")
+        if key and key not in scenarios:
+            raise SeedError(f"Rule {row['name']!r}: anchor scenario {key!r} is not defined.")
+        values = {
+            k: row[k]
+            for k in ("classification", "disease_tags", "decision_tags", "allowed_mesh", "excluded_mesh", "priority")
+        }
+        values["anchor_scenario"] = scenarios[key] if key else None
+        _upsert(ClassificationRule, {"name": row["name"]}, values, result.rules, overwrite_curator_edits)
+    return result

@@ -1,0 +1,106 @@
+"""Judge whether the evidence in hand is enough to answer, and whether to search PubMed live.
+
+Score 0-100 with a level:
+
+- excellent (≥85), good (≥70), limited (≥50), insufficient (<50)
+
+Three or more anchor studies for the question's scenario guarantee at least 70. The live PubMed
+search runs only when the score is below 50 *and* no anchor pack matched; when an anchor pack
+matched but the score is still low, the remedy is to rerank with tags first, not to search. If
+scoring itself fails, the verdict is "limited" and the live search is allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import structlog
+
+from evidence.ranking import Ranked
+
+logger = structlog.get_logger(__name__)
+
+ANCHOR_FLOOR_COUNT = 3
+ANCHOR_FLOOR_SCORE = 70
+EXTERNAL_SEARCH_BELOW = 50
+LEVELS = ((85, "excellent"), (70, "good"), (50, "limited"), (0, "insufficient"))
+
+
+@dataclass(frozen=True)
+class Sufficiency:
+    score: int
+    level: str
+    reasoning: str
+    anchor_count: int
+    matching_reviews: int
+    matching_trials: int
+    external_search: bool
+    external_search_reason: str
+    rerank_with_tags_first: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def level_for(score: int) -> str:
+    return next(level for floor, level in LEVELS if score >= floor)
+
+
+def score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Sufficiency:
+    """Return the sufficiency of the ranked evidence, given how many anchor studies matched."""
+    relevant = [r for r in ranked if r.score >= 50]
+    reviews = sum(1 for r in relevant if r.candidate.is_review)
+    trials = sum(1 for r in relevant if r.candidate.is_primary_study)
+    strongly_on_topic = sum(1 for r in ranked if r.score >= 90)
+    score = min(
+        100,
+        15 * min(reviews, 2) + 12 * min(trials, 3) + 4 * min(len(relevant), 5) + 5 * min(strongly_on_topic, 3),
+    )
+    parts = [
+        f"{len(relevant)} relevant item(s) (tag relevance ≥50): {reviews} guideline/review, {trials} primary stud(ies)"
+    ]
+    if anchor_count >= ANCHOR_FLOOR_COUNT:
+        score = max(score, ANCHOR_FLOOR_SCORE + 5 * min(anchor_count - ANCHOR_FLOOR_COUNT, 3))
+        parts.append(f"{anchor_count} anchor studies for the scenario guarantee at least {ANCHOR_FLOOR_SCORE}")
+    elif anchor_count:
+        parts.append(f"{anchor_count} anchor stud(ies) for the scenario")
+    score = min(score, 100)
+
+    if score >= EXTERNAL_SEARCH_BELOW:
+        external, reason = False, f"score {score} ≥ {EXTERNAL_SEARCH_BELOW}: stored evidence suffices"
+    elif anchor_count:
+        external, reason = False, "an anchor pack matched: rerank with tags first instead of searching"
+    else:
+        external, reason = True, f"score {score} < {EXTERNAL_SEARCH_BELOW} and no anchor pack matched"
+    return Sufficiency(
+        score=score,
+        level=level_for(score),
+        reasoning="; ".join(parts),
+        anchor_count=anchor_count,
+        matching_reviews=reviews,
+        matching_trials=trials,
+        external_search=external,
+        external_search_reason=reason,
+        rerank_with_tags_first=bool(anchor_count) and score < EXTERNAL_SEARCH_BELOW,
+    )
+
+
+def safe_score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Sufficiency:
+    """Return `score_sufficiency`, or on any failure "limited" with the external search allowed."""
+    try:
+        return score_sufficiency(anchor_count=anchor_count, ranked=ranked)
+    except Exception as exc:  # the answer must go on; the failure is logged and visible in the trace
+        logger.exception("sufficiency_failed")
+        return Sufficiency(
+            score=50,
+            level="limited",
+            reasoning=f"sufficiency scoring failed ({type(exc).__name__}); treated as limited",
+            anchor_count=anchor_count,
+            matching_reviews=0,
+            matching_trials=0,
+            external_search=True,
+            external_search_reason="scorer failed: external search allowed",
+            rerank_with_tags_first=False,
+        )

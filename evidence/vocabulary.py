@@ -1,0 +1,163 @@
+"""The tag vocabulary as a matcher: find disease and decision tags in free text.
+
+Matching is at word boundaries ("af" never matches inside "after"), case-insensitive, except for
+short upper-case acronyms that are also everyday words ("CAP", "DES"), which must be written in
+capitals to count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from evidence.models import Tag, TagKind
+
+# Acronyms whose lower-case form is an ordinary English word: matched only when written in capitals.
+AMBIGUOUS_ACRONYMS = frozenset({"cap", "des", "hr", "art", "aid", "tia", "dose", "met", "all", "crc"})
+
+
+@dataclass(frozen=True)
+class TagMatch:
+    code: str
+    kind: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class VocabularyTerm:
+    code: str
+    kind: str
+    label: str
+    synonyms: tuple[str, ...]
+    mesh_terms: tuple[str, ...]
+    broader: str | None
+    is_imaging_term: bool
+
+
+# Inflections a lower-case word synonym may carry: restart → restarted, omit → omitted, stop → stopping.
+_INFLECTION = r"(?:s|es|d|ed|ing|[tpg]ed|[tpg]ing)?"
+
+
+def _pattern(phrase: str) -> re.Pattern[str]:
+    phrase = phrase.strip()
+    if phrase.lower() in AMBIGUOUS_ACRONYMS:
+        # "CAP" the pneumonia, never "cap" the verb: only the capitalised acronym counts.
+        return re.compile(r"(?<![\w-])" + re.escape(phrase.upper()) + r"(?![\w-]*\w)")
+    words = [re.escape(word) for word in phrase.split() if word]
+    body = r"[\s-]+".join(words)
+    if phrase.isalpha() and phrase.islower() and len(phrase) >= 4:
+        body += _INFLECTION
+    # \b only works next to word characters; phrases may start/end with symbols ("P2Y12", "CHA2DS2-VASc").
+    prefix = r"(?<![\w-])" if phrase[:1].isalnum() else ""
+    suffix = r"(?![\w-]*\w)" if phrase[-1:].isalnum() else ""
+    return re.compile(prefix + body + suffix, re.IGNORECASE)
+
+
+@dataclass
+class Vocabulary:
+    """Every tag with its compiled synonym patterns; built from the database per question."""
+
+    terms: dict[str, VocabularyTerm]
+    _patterns: list[tuple[re.Pattern[str], VocabularyTerm]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        pairs: list[tuple[str, VocabularyTerm]] = []
+        for term in self.terms.values():
+            for phrase in {term.label, term.code.replace("_", " "), *term.synonyms}:
+                if phrase.strip():
+                    pairs.append((phrase, term))
+        # Longest phrases first, so "atrial fibrillation" claims its words before "fibrillation" could.
+        pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
+        self._patterns = [(_pattern(phrase), term) for phrase, term in pairs]
+
+    @classmethod
+    def from_terms(cls, terms: Iterable[VocabularyTerm]) -> Vocabulary:
+        return cls(terms={term.code: term for term in terms})
+
+    def codes(self, kind: str | None = None) -> set[str]:
+        return {code for code, term in self.terms.items() if kind is None or term.kind == kind}
+
+    def matches(self, text: str) -> list[TagMatch]:
+        """Return tag matches in reading order; the longest phrase wins an overlap.
+
+        The same span may carry several tags when their synonyms coincide ("community-acquired
+        pneumonia" is both `cap` and `community_acquired_pneumonia`).
+        """
+        taken: list[tuple[int, int]] = []
+        found: list[TagMatch] = []
+        for pattern, term in self._patterns:
+            for match in pattern.finditer(text):
+                start, end = match.span()
+                if any(
+                    start < other_end and other_start < end and (start, end) != (other_start, other_end)
+                    for other_start, other_end in taken
+                ):
+                    continue
+                if any(m.code == term.code and m.start == start for m in found):
+                    continue
+                taken.append((start, end))
+                found.append(TagMatch(term.code, term.kind, start, end, match.group(0)))
+        return sorted(found, key=lambda m: m.start)
+
+    def tags_in(self, text: str, kind: str) -> list[str]:
+        """Return the codes of `kind` found in `text`, first mention first, without repeats."""
+        ordered: dict[str, None] = {}
+        for match in self.matches(text):
+            if match.kind == kind:
+                ordered.setdefault(match.code, None)
+        return list(ordered)
+
+    def label(self, code: str) -> str:
+        term = self.terms.get(code)
+        return term.label if term else code.replace("_", " ")
+
+    def broader_chain(self, code: str) -> list[str]:
+        """Return the tag's broader tags, nearest first (cycles are cut)."""
+        chain: list[str] = []
+        current = self.terms.get(code)
+        while current and current.broader and current.broader not in chain and current.broader != code:
+            chain.append(current.broader)
+            current = self.terms.get(current.broader)
+        return chain
+
+    def mesh_for(self, codes: Sequence[str]) -> list[str]:
+        ordered: dict[str, None] = {}
+        for code in codes:
+            for mesh in self.terms[code].mesh_terms if code in self.terms else ():
+                ordered.setdefault(mesh, None)
+        return list(ordered)
+
+    def tags_for_mesh(self, mesh_terms: Iterable[str], kind: str) -> set[str]:
+        """Return the tags of `kind` whose MeSH mappings include any of `mesh_terms`."""
+        wanted = {term.lower() for term in mesh_terms}
+        return {
+            code
+            for code, term in self.terms.items()
+            if term.kind == kind and wanted.intersection(mesh.lower() for mesh in term.mesh_terms)
+        }
+
+
+def load_vocabulary() -> Vocabulary:
+    """Return the current vocabulary from the database (one query; curators' edits apply at once)."""
+    rows = Tag.objects.select_related("broader").only(
+        "code", "kind", "label", "synonyms", "mesh_terms", "is_imaging_term", "broader__code"
+    )
+    return Vocabulary.from_terms(
+        VocabularyTerm(
+            code=row.code,
+            kind=row.kind,
+            label=row.label,
+            synonyms=tuple(row.synonyms),
+            mesh_terms=tuple(row.mesh_terms),
+            broader=row.broader.code if row.broader else None,
+            is_imaging_term=row.is_imaging_term,
+        )
+        for row in rows
+    )
+
+
+DISEASE = TagKind.DISEASE.value
+DECISION = TagKind.DECISION.value

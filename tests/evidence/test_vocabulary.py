@@ -1,0 +1,62 @@
+import pytest
+from django.urls import reverse
+
+from evidence.classification import classify, load_rules
+from evidence.models import AnchorScenario, ClassificationRule, Tag
+from evidence.pico import extract_pico_rules
+from evidence.services.vocabulary_seed import vocabulary_seed
+from evidence.vocabulary import load_vocabulary
+from tests.evidence.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_vocabulary_seed_is_idempotent_and_links_broader_tags():
+    first = vocabulary_seed()
+    assert (first.tags.created, first.scenarios.created, first.rules.created) == (54, 6, 13)
+    history = Tag.history.count()
+    second = vocabulary_seed()
+    assert (second.tags.created, second.tags.updated, second.tags.unchanged) == (0, 0, 54)
+    assert Tag.history.count() == history
+    assert Tag.objects.get(code="hfpef").broader.code == "heart_failure"
+    assert ClassificationRule.objects.get(name="af-ckd-anticoagulation").anchor_scenario.key == "af_ckd_anticoagulation"
+    assert AnchorScenario.objects.count() == 6
+
+
+def test_vocabulary_seed_keeps_curator_edits():
+    vocabulary_seed()
+    tag = Tag.objects.get(code="af")
+    tag.synonyms = [*tag.synonyms, "auricular fibrillation"]
+    tag.save()
+    result = vocabulary_seed()
+    assert result.tags.kept == 1
+    assert "auricular fibrillation" in Tag.objects.get(code="af").synonyms
+
+
+def test_a_curator_added_tag_is_used_without_a_code_change():
+    vocabulary_seed()
+    Tag.objects.create(code="gout", kind="disease", label="gout", synonyms=["gout", "gouty arthritis"])
+    pico = extract_pico_rules("Colchicine dose for gouty arthritis in CKD?", vocabulary=load_vocabulary())
+    assert pico.disease_tags == ["gout", "ckd"]
+    assert pico.primary_disease_tag == "gout"
+
+
+def test_rules_from_the_database_classify_af_ckd():
+    vocabulary_seed()
+    pico = extract_pico_rules("Should apixaban be dose-reduced in AF with CKD?", vocabulary=load_vocabulary())
+    result = classify(pico, rules=load_rules())
+    assert result.rule == "af-ckd-anticoagulation"
+    assert result.anchor_scenario == "af_ckd_anticoagulation"
+    assert result.confidence == 1.0
+
+
+def test_curators_edit_the_vocabulary_in_admin_and_viewers_cannot(client):
+    vocabulary_seed()
+    client.force_login(UserFactory(username="cur", is_staff=True, groups=["curator"]))
+    listing = client.get(reverse("admin:evidence_tag_changelist"), {"q": "fibrillation"})
+    assert listing.status_code == 200
+    assert {t.code for t in listing.context["cl"].result_list} >= {"af", "ahre"}
+    assert client.get(reverse("admin:evidence_classificationrule_changelist")).status_code == 200
+    assert client.get(reverse("admin:evidence_decisionaid_add")).status_code == 200
+    client.force_login(UserFactory(username="view", is_staff=True))
+    assert client.get(reverse("admin:evidence_tag_add")).status_code == 403
