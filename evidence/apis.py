@@ -18,6 +18,34 @@ from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import study_search
 from evidence.services.library import study_create, study_delete, study_update
 
+# Fields an API consumer sees and a curator may write (the output adds ids, links and timestamps).
+STUDY_WRITABLE_FIELDS = (
+    "study_name",
+    "aliases",
+    "kind",
+    "pmid",
+    "doi",
+    "nct_number",
+    "pmcid",
+    "title",
+    "authors_short",
+    "journal",
+    "publication_year",
+    "citation",
+    "organization",
+    "disease_tags",
+    "decision_tags",
+    "anchor_scenarios",
+    "result_context",
+    "clinical_settings",
+    "test_names",
+    "key_finding",
+    "sample_size",
+    "evidence_strength",
+    "study_design",
+    "url",
+)
+
 
 class StrengthField(serializers.ChoiceField):
     """Evidence strength as its name (high / moderate / low)."""
@@ -40,37 +68,7 @@ class StudyOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = (
-            "id",
-            "study_name",
-            "aliases",
-            "kind",
-            "pmid",
-            "doi",
-            "nct_number",
-            "pmcid",
-            "title",
-            "authors_short",
-            "journal",
-            "publication_year",
-            "citation",
-            "organization",
-            "disease_tags",
-            "decision_tags",
-            "anchor_scenarios",
-            "result_context",
-            "clinical_settings",
-            "test_names",
-            "key_finding",
-            "sample_size",
-            "evidence_strength",
-            "study_design",
-            "url",
-            "links",
-            "guidance",
-            "created_at",
-            "updated_at",
-        )
+        fields = ("id", *STUDY_WRITABLE_FIELDS, "links", "guidance", "created_at", "updated_at")
 
     def get_links(self, study: Study) -> dict[str, str]:
         links = {"pubmed": study.pubmed_url, "doi": study.doi_url, "clinicaltrials": study.ctgov_url}
@@ -84,33 +82,7 @@ class StudyInputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = (
-            "study_name",
-            "aliases",
-            "kind",
-            "pmid",
-            "doi",
-            "nct_number",
-            "pmcid",
-            "title",
-            "authors_short",
-            "journal",
-            "publication_year",
-            "citation",
-            "organization",
-            "disease_tags",
-            "decision_tags",
-            "anchor_scenarios",
-            "result_context",
-            "clinical_settings",
-            "test_names",
-            "key_finding",
-            "sample_size",
-            "evidence_strength",
-            "study_design",
-            "url",
-            "guidance_item",
-        )
+        fields = (*STUDY_WRITABLE_FIELDS, "guidance_item")
         # Uniqueness and identifier rules are checked once, by the model, in the service.
         validators: list = []
         extra_kwargs = {
