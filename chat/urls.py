@@ -1,5 +1,12 @@
 from django.urls import path
 
+from chat import views
+
 app_name = "chat"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("new/", views.conversation_new, name="new"),
+    path("<int:pk>/", views.conversation_detail, name="conversation"),
+    path("<int:pk>/messages/", views.message_new, name="message-new"),
+]

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from config.health import healthz
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="evidence:library", permanent=False), name="home"),
+    path("", RedirectView.as_view(pattern_name="chat:index", permanent=False), name="home"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -27,3 +27,6 @@ urlpatterns = [
 admin.site.site_header = "MedCite curation"
 admin.site.site_title = "MedCite admin"
 admin.site.index_title = "Evidence library"
+
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

@@ -28,6 +28,19 @@
     try { return { name: name, data: JSON.parse(data.join("\n")) }; } catch (error) { return null; }
   }
 
+  function addToSidebar(url, title) {
+    var list = document.querySelector(".chat-conversations");
+    if (!list) { return; }
+    var empty = list.querySelector("li.muted");
+    if (empty) { empty.remove(); }
+    var item = element("li");
+    var link = element("a", "", title.length > 80 ? title.slice(0, 79) + "…" : title);
+    link.href = url;
+    link.setAttribute("aria-current", "page");
+    item.appendChild(link);
+    list.insertBefore(item, list.firstChild);
+  }
+
   function showError(pending, message) {
     pending.classList.remove("pending");
     pending.removeAttribute("aria-busy");
@@ -36,6 +49,19 @@
     pending.appendChild(note);
     announce(message);
   }
+
+  // A citation marker jumps to its reference (plain anchor); move keyboard focus there too.
+  thread.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("sup.cite a") : null;
+    if (!link) { return; }
+    var target = document.getElementById(link.getAttribute("data-ref"));
+    if (!target) { return; }
+    Array.prototype.forEach.call(document.querySelectorAll(".chat-references li.highlight"), function (item) {
+      item.classList.remove("highlight");
+    });
+    target.classList.add("highlight");
+    window.setTimeout(function () { target.focus(); }, 0);
+  });
 
   form.addEventListener("submit", function (event) {
     var question = textarea.value.trim();
@@ -65,6 +91,7 @@
         if (data.conversation_url && window.location.pathname !== data.conversation_url) {
           window.history.replaceState(null, "", data.conversation_url);
           form.action = data.conversation_url + "messages/";
+          addToSidebar(data.conversation_url, question);
         }
       } else if (item.name === "status") {
         progress.textContent = data.message + "…";

@@ -1,0 +1,21 @@
+from django.contrib import admin
+
+from chat.models import Conversation, Message
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ["role", "content", "settings_hash", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "user", "app", "updated_at"]
+    list_filter = ["app"]
+    search_fields = ["title", "user__username"]
+    list_select_related = ["user"]
+    readonly_fields = ["user", "app", "created_at", "updated_at"]
+    inlines = [MessageInline]

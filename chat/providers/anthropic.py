@@ -1,0 +1,190 @@
+"""Anthropic Messages API provider: streamed answers and a bounded tool-use loop (official SDK)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import structlog
+
+from chat.prompts import build_user_turn, wrap_tool_result
+from chat.providers.base import (
+    Generation,
+    GenerationRequest,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ToolActivity,
+    status_error,
+)
+from chat.tools import run_tool, tool_specs
+
+logger = structlog.get_logger(__name__)
+
+
+def _error_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    status = exc.status_code
+    # An `error` event inside a 200 stream carries the real condition in its type.
+    if error.get("type") == "overloaded_error":
+        status = 529
+    elif status < 400:
+        status = 500
+    return status, str(error.get("message") or "")
+
+
+class AnthropicProvider:
+    """Write answers with Claude through the Messages API, executing tool calls between rounds."""
+
+    name = "anthropic"
+
+    def __init__(self, *, api_key: str, base_url: str | None, timeout: float, max_retries: int) -> None:
+        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.timeout = timeout
+        # Recent SDKs dropped `temperature` from messages.create for models that fix it.
+        self.accepts_temperature = "temperature" in inspect.signature(self.client.messages.create).parameters
+
+    def generate(self, request: GenerationRequest) -> Iterator[ProviderEvent]:
+        settings = request.settings
+        messages: list[dict[str, Any]] = [
+            *request.history,
+            {"role": "user", "content": build_user_turn(question=request.question)},
+        ]
+        tools = tool_specs()
+        tool_calls: list[dict[str, Any]] = []
+        round_texts: list[str] = []
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        stop_reason = ""
+        rounds = 0
+        for round_number in range(settings.max_tool_rounds + 1):
+            rounds = round_number + 1
+            params: dict[str, Any] = {
+                "model": settings.model,
+                "max_tokens": settings.max_tokens,
+                "system": request.system_prompt,
+                "messages": messages,
+                "tools": tools,
+            }
+            if self.accepts_temperature:
+                params["temperature"] = settings.temperature
+            if round_number == settings.max_tool_rounds:
+                params["tool_choice"] = {"type": "none"}
+            blocks, stop_reason = yield from self._stream_round(params, usage)
+            round_texts.append("".join(block["text"] for block in blocks if block["type"] == "text"))
+            tool_uses = [block for block in blocks if block["type"] == "tool_use"]
+            if stop_reason != "tool_use" or not tool_uses:
+                break
+            if round_number == settings.max_tool_rounds:
+                logger.warning("llm_tool_rounds_exhausted", provider=self.name, rounds=rounds)
+                break
+            messages.append({"role": "assistant", "content": [self._assistant_block(block) for block in blocks]})
+            results = []
+            for block in tool_uses:
+                arguments: Any = block["input_json"] if block["input_json"].strip() else block["input"]
+                result = run_tool(
+                    call_id=block["id"], name=block["name"], arguments=arguments, max_results=settings.tool_max_results
+                )
+                for source in result.sources:
+                    request.evidence.add(source)
+                tool_calls.append({**result.trace(), "round": rounds})
+                yield ToolActivity(
+                    name=result.name, arguments=result.arguments, is_error=result.is_error, sources=len(result.sources)
+                )
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": block["id"],
+                        "content": wrap_tool_result(name=result.name, content=result.content),
+                        "is_error": result.is_error,
+                    }
+                )
+            messages.append({"role": "user", "content": results})
+        final_text = round_texts[-1] if round_texts and round_texts[-1].strip() else "\n\n".join(round_texts)
+        yield Generation(
+            text=final_text.strip(), rounds=rounds, tool_calls=tool_calls, stop_reason=stop_reason, usage=usage
+        )
+
+    @staticmethod
+    def _assistant_block(block: dict[str, Any]) -> dict[str, Any]:
+        if block["type"] == "text":
+            return {"type": "text", "text": block["text"]}
+        arguments = block["input"]
+        try:
+            parsed = json.loads(block["input_json"]) if block["input_json"].strip() else arguments
+        except json.JSONDecodeError:
+            parsed = {}
+        return {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": parsed if isinstance(parsed, dict) else {},
+        }
+
+    def _stream_round(self, params: dict[str, Any], usage: dict[str, int]) -> Iterator[ProviderEvent | Any]:
+        """Stream one Messages API call; yield text deltas; return (content blocks, stop reason)."""
+        blocks: dict[int, dict[str, Any]] = {}
+        stop_reason = ""
+        started = False
+        try:
+            stream = self.client.messages.create(**params, stream=True)
+        except anthropic.APIError as exc:
+            raise self._provider_error(exc) from exc
+        try:
+            with stream:
+                for event in stream:
+                    kind = getattr(event, "type", "")
+                    if kind == "message_start":
+                        started = True
+                        usage["input_tokens"] += int(getattr(event.message.usage, "input_tokens", 0) or 0)
+                    elif kind == "content_block_start":
+                        block = event.content_block
+                        if block.type == "text":
+                            blocks[event.index] = {"type": "text", "text": block.text or ""}
+                        elif block.type == "tool_use":
+                            blocks[event.index] = {
+                                "type": "tool_use",
+                                "id": block.id,
+                                "name": block.name,
+                                "input": block.input if isinstance(block.input, dict) else {},
+                                "input_json": "",
+                            }
+                    elif kind == "content_block_delta":
+                        delta = event.delta
+                        target = blocks.get(event.index)
+                        if delta.type == "text_delta" and target is not None and target["type"] == "text":
+                            target["text"] += delta.text
+                            yield TextDelta(delta.text)
+                        elif delta.type == "input_json_delta" and target is not None and target["type"] == "tool_use":
+                            target["input_json"] += delta.partial_json
+                    elif kind == "message_delta":
+                        stop_reason = event.delta.stop_reason or stop_reason
+                        usage["output_tokens"] += int(getattr(event.usage, "output_tokens", 0) or 0)
+        except anthropic.APIError as exc:
+            raise self._provider_error(exc) from exc
+        except (ValueError, KeyError, AttributeError, TypeError) as exc:
+            # The stream parsed as SSE but its events are not what the Messages API sends.
+            raise ProviderError(
+                "llm_malformed_output", f"Anthropic returned output MedCite could not read ({type(exc).__name__})."
+            ) from exc
+        if not started:
+            raise ProviderError(
+                "llm_malformed_output",
+                "Anthropic answered without a message (the response was not a Messages API stream).",
+            )
+        return [blocks[index] for index in sorted(blocks)], stop_reason
+
+    def _provider_error(self, exc: anthropic.APIError) -> ProviderError:
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ProviderError("llm_timeout", f"Anthropic did not answer within {self.timeout:g} s (timeout).")
+        if isinstance(exc, anthropic.APIConnectionError):
+            return ProviderError("llm_unreachable", f"Anthropic could not be reached: {exc}.")
+        if isinstance(exc, anthropic.APIStatusError):
+            status, detail = _error_detail(exc)
+            return status_error(provider=self.name, status=status, detail=detail)
+        return ProviderError(
+            "llm_malformed_output", f"Anthropic returned output MedCite could not read ({type(exc).__name__})."
+        )

@@ -1,0 +1,188 @@
+"""OpenAI-compatible chat-completions provider (Ollama, vLLM, llama.cpp) with the same tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import structlog
+
+from chat.prompts import build_user_turn, wrap_tool_result
+from chat.providers.base import (
+    Generation,
+    GenerationRequest,
+    ProviderError,
+    ProviderEvent,
+    TextDelta,
+    ToolActivity,
+    status_error,
+)
+from chat.tools import run_tool, tool_specs
+
+logger = structlog.get_logger(__name__)
+
+
+def _function_tools() -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": spec["name"], "description": spec["description"], "parameters": spec["input_schema"]},
+        }
+        for spec in tool_specs()
+    ]
+
+
+class OpenAICompatibleProvider:
+    """Write answers with any server speaking the OpenAI chat-completions API, tools included."""
+
+    name = "openai"
+
+    def __init__(self, *, api_key: str, base_url: str | None, timeout: float, max_retries: int) -> None:
+        # Local servers ignore the key, but the SDK insists on one.
+        self.client = openai.OpenAI(
+            api_key=api_key or "not-needed", base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+        self.timeout = timeout
+        self.base_url = base_url
+
+    def generate(self, request: GenerationRequest) -> Iterator[ProviderEvent]:
+        settings = request.settings
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": request.system_prompt},
+            *request.history,
+            {"role": "user", "content": build_user_turn(question=request.question)},
+        ]
+        tools = _function_tools()
+        tool_calls: list[dict[str, Any]] = []
+        round_texts: list[str] = []
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        finish_reason = ""
+        rounds = 0
+        for round_number in range(settings.max_tool_rounds + 1):
+            rounds = round_number + 1
+            last_round = round_number == settings.max_tool_rounds
+            params: dict[str, Any] = {
+                "model": settings.model,
+                "messages": messages,
+                "max_tokens": settings.max_tokens,
+                "temperature": settings.temperature,
+                "stream": True,
+                "tools": tools,
+                "tool_choice": "none" if last_round else "auto",
+            }
+            text, calls, finish_reason = yield from self._stream_round(params, usage)
+            round_texts.append(text)
+            if not calls or last_round:
+                if calls:
+                    logger.warning("llm_tool_rounds_exhausted", provider=self.name, rounds=rounds)
+                break
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": call["arguments"]},
+                        }
+                        for call in calls
+                    ],
+                }
+            )
+            for call in calls:
+                result = run_tool(
+                    call_id=call["id"],
+                    name=call["name"],
+                    arguments=call["arguments"],
+                    max_results=settings.tool_max_results,
+                )
+                for source in result.sources:
+                    request.evidence.add(source)
+                tool_calls.append({**result.trace(), "round": rounds})
+                yield ToolActivity(
+                    name=result.name, arguments=result.arguments, is_error=result.is_error, sources=len(result.sources)
+                )
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": wrap_tool_result(name=result.name, content=result.content),
+                    }
+                )
+        final_text = round_texts[-1] if round_texts and round_texts[-1].strip() else "\n\n".join(round_texts)
+        yield Generation(
+            text=final_text.strip(), rounds=rounds, tool_calls=tool_calls, stop_reason=finish_reason, usage=usage
+        )
+
+    def _stream_round(self, params: dict[str, Any], usage: dict[str, int]) -> Iterator[ProviderEvent | Any]:
+        """Stream one completion; yield text deltas; return (text, tool calls, finish reason)."""
+        text = ""
+        calls: dict[int, dict[str, str]] = {}
+        finish_reason = ""
+        chunks = 0
+        try:
+            stream = self.client.chat.completions.create(**params)
+        except openai.APIError as exc:
+            raise self._provider_error(exc) from exc
+        try:
+            with stream:
+                for chunk in stream:
+                    chunks += 1
+                    if getattr(chunk, "usage", None):
+                        usage["input_tokens"] += int(chunk.usage.prompt_tokens or 0)
+                        usage["output_tokens"] += int(chunk.usage.completion_tokens or 0)
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text += delta.content
+                        yield TextDelta(delta.content)
+                    for call in (delta.tool_calls or []) if delta is not None else []:
+                        entry = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                        if call.id:
+                            entry["id"] = call.id
+                        if call.function is not None:
+                            entry["name"] += call.function.name or ""
+                            entry["arguments"] += call.function.arguments or ""
+                    if choice.finish_reason:
+                        finish_reason = choice.finish_reason
+        except openai.APIError as exc:
+            raise self._provider_error(exc) from exc
+        except (ValueError, KeyError, AttributeError, TypeError) as exc:
+            raise ProviderError(
+                "llm_malformed_output",
+                f"The OpenAI-compatible server returned output MedCite could not read ({type(exc).__name__}).",
+            ) from exc
+        if not chunks:
+            raise ProviderError(
+                "llm_malformed_output", "The OpenAI-compatible server answered without any completion chunk."
+            )
+        ordered = [calls[index] for index in sorted(calls)]
+        for number, call in enumerate(ordered):
+            call["id"] = call["id"] or f"call_{number}"
+        return text, ordered, finish_reason
+
+    def _provider_error(self, exc: openai.APIError) -> ProviderError:
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderError(
+                "llm_timeout", f"The OpenAI-compatible server did not answer within {self.timeout:g} s (timeout)."
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderError(
+                "llm_unreachable", f"The OpenAI-compatible server at {self.base_url} could not be reached: {exc}."
+            )
+        if isinstance(exc, openai.APIStatusError):
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error", body)
+            detail = str(error.get("message", "")) if isinstance(error, dict) else str(error or "")
+            return status_error(provider=self.name, status=exc.status_code, detail=detail)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return ProviderError(
+                "llm_malformed_output", "The OpenAI-compatible server returned a response MedCite could not read."
+            )
+        # An error object sent inside a 200 stream (out of memory, model unloaded, ...).
+        message = str(getattr(exc, "message", "") or exc).rstrip(".")
+        return ProviderError("llm_server_error", f"The OpenAI-compatible server reported an error: {message}.")

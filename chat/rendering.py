@@ -1,0 +1,43 @@
+"""Answer rendering: Markdown to sanitised HTML with citation markers linked to the references panel."""
+
+from __future__ import annotations
+
+import re
+
+import markdown
+import nh3
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+# Model text may format, never link or embed: references come only from the verified panel.
+ALLOWED_TAGS = {
+    "p", "br", "hr", "ul", "ol", "li", "strong", "em", "b", "i", "code", "pre", "blockquote",
+    "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub", "del",
+}  # fmt: skip
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+_HEADING_LEVEL = re.compile(r"<(/?)h([12])>")
+
+
+def reference_anchor(message_id: int | str, number: int) -> str:
+    return f"ref-{message_id}-{number}"
+
+
+def render_answer_html(text: str, *, message_id: int | str, reference_count: int) -> SafeString:
+    """Return the answer as safe HTML; `[n]` markers become links to reference n of this message."""
+    html = markdown.markdown(text or "", extensions=["sane_lists", "tables"], output_format="html")
+    # Page headings are h1/h2: demote the answer's own top-level headings below them.
+    html = _HEADING_LEVEL.sub(lambda m: f"<{m.group(1)}h3>", html)
+    clean = nh3.clean(html, tags=ALLOWED_TAGS, attributes={}, link_rel=None, strip_comments=True)
+
+    def link(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if not 1 <= number <= reference_count:
+            return escape(match.group(0))
+        anchor = reference_anchor(message_id, number)
+        return (
+            f'<sup class="cite"><a href="#{anchor}" data-ref="{anchor}" '
+            f'aria-label="Reference {number}">[{number}]</a></sup>'
+        )
+
+    # Safe: nh3 sanitised the HTML above and the inserted links carry only digits.
+    return mark_safe(_MARKER.sub(link, clean))

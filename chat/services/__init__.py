@@ -1,0 +1,1 @@
+"""Chat services: understanding, retrieval, the extractive composer, the answer pipeline, conversations."""

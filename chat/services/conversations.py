@@ -1,0 +1,195 @@
+"""Conversations: create them, and reply to a question with a stored, verified answer.
+
+The user's message is committed before any retrieval or model call, so a failure later on can
+never lose it; whatever happens afterwards, an assistant message is stored - the answer, or a
+clear message saying what went wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from chat.answer_settings import AnswerSettings, answer_settings
+from chat.models import Conversation, ConversationApp, Message, MessageRole
+from chat.selectors import conversation_history
+from chat.services.answer import MAX_QUESTION_CHARS, AnswerResult, DoneEvent, PipelineEvent, answer_events
+
+logger = structlog.get_logger(__name__)
+
+TITLE_CHARS = 80
+UNEXPECTED_FAILURE = (
+    "Something went wrong while answering, and no answer was produced. Your question is saved; "
+    "please try again. If it keeps happening, tell the MedCite operators (request id in the logs)."
+)
+
+
+@dataclass(frozen=True)
+class QuestionSaved:
+    """The user's question is stored (first event of a reply)."""
+
+    message: Message
+
+
+@dataclass(frozen=True)
+class AnswerSaved:
+    """The assistant's reply is stored (last event of a reply)."""
+
+    message: Message
+    result: AnswerResult | None
+
+
+ReplyEvent = PipelineEvent | QuestionSaved | AnswerSaved
+
+
+def check_question(text: Any) -> str:
+    """Return the question stripped, or raise ValidationError saying what is wrong with it."""
+    if not isinstance(text, str):
+        raise ValidationError("The question must be text.", code="invalid")
+    question = text.strip()
+    if not question:
+        raise ValidationError("Type a question first: the question is empty.", code="blank")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValidationError(
+            f"The question is {len(question)} characters long; the limit is {MAX_QUESTION_CHARS}. "
+            "Shorten it to the clinical question itself.",
+            code="max_length",
+        )
+    return question
+
+
+def check_app(app: Any) -> str:
+    if app not in ConversationApp.values:
+        raise ValidationError(f"Unknown app {app!r}; use one of {', '.join(ConversationApp.values)}.", code="invalid")
+    return str(app)
+
+
+@transaction.atomic
+def conversation_create(*, user: Any, title: str = "", app: str = ConversationApp.CHAT) -> Conversation:
+    """Create an empty conversation for `user`."""
+    title = (title or "").strip()
+    if len(title) > 200:
+        raise ValidationError("The title is longer than 200 characters.", code="max_length")
+    return Conversation.objects.create(user=user, title=title, app=check_app(app))
+
+
+@transaction.atomic
+def message_create(
+    *,
+    conversation: Conversation,
+    role: str,
+    content: str,
+    context: dict[str, Any] | None = None,
+    extras: dict[str, Any] | None = None,
+    settings_hash: str = "",
+) -> Message:
+    """Store one message and mark the conversation as active."""
+    message = Message.objects.create(
+        conversation=conversation,
+        role=role,
+        content=content,
+        context=context or {},
+        extras=extras or {},
+        settings_hash=settings_hash,
+    )
+    updates = {"updated_at": timezone.now()}
+    if not conversation.title and role == MessageRole.USER:
+        updates["title"] = (
+            content if len(content) <= TITLE_CHARS else content[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        )
+    Conversation.objects.filter(pk=conversation.pk).update(**updates)
+    for field, value in updates.items():
+        setattr(conversation, field, value)
+    return message
+
+
+def _store_answer(conversation: Conversation, result: AnswerResult) -> Message:
+    return message_create(
+        conversation=conversation,
+        role=MessageRole.ASSISTANT,
+        content=result.answer,
+        context={"question": result.question, **result.context},
+        extras=result.extras(),
+        settings_hash=result.settings_hash,
+    )
+
+
+def _store_failure(conversation: Conversation, question: str, settings_hash: str) -> Message:
+    return message_create(
+        conversation=conversation,
+        role=MessageRole.ASSISTANT,
+        content=UNEXPECTED_FAILURE,
+        context={"question": question},
+        extras={
+            "confidence": "RED",
+            "abstained": True,
+            "citations": [],
+            "references": [],
+            "trace": [],
+            "error": {"code": "internal_error", "message": UNEXPECTED_FAILURE, "notice": UNEXPECTED_FAILURE},
+            "settings_hash": settings_hash,
+        },
+        settings_hash=settings_hash,
+    )
+
+
+def conversation_reply_events(
+    *, conversation: Conversation, text: Any, settings: AnswerSettings | None = None
+) -> Iterator[ReplyEvent]:
+    """Store the question, answer it, store the answer; yield progress and both stored messages.
+
+    Raises ValidationError (before storing anything) for an empty or oversized question. If the
+    consumer stops listening half-way (a closed browser tab), the answer is still completed and
+    stored, so reloading the page shows it.
+    """
+    question = check_question(text)
+    settings = settings or answer_settings()
+    question_message = message_create(conversation=conversation, role=MessageRole.USER, content=question)
+    stored: Message | None = None
+    events: Iterator[PipelineEvent] | None = None
+    try:
+        history = conversation_history(conversation=conversation, before=question_message, turns=settings.history_turns)
+        events = answer_events(question=question, history=history, settings=settings)
+        yield QuestionSaved(question_message)
+        for event in events:
+            if isinstance(event, DoneEvent):
+                stored = _store_answer(conversation, event.result)
+                yield AnswerSaved(stored, event.result)
+            else:
+                yield event
+    except GeneratorExit:
+        if stored is None and events is not None:
+            _finish_unheard(conversation, question, events, settings)
+        raise
+    except Exception:
+        logger.exception("answer_failed", conversation_id=conversation.pk, message_id=question_message.pk)
+        if stored is None:
+            stored = _store_failure(conversation, question, settings.short_hash())
+            yield AnswerSaved(stored, None)
+
+
+def _finish_unheard(
+    conversation: Conversation, question: str, events: Iterator[PipelineEvent], settings: AnswerSettings
+) -> None:
+    try:
+        for event in events:
+            if isinstance(event, DoneEvent):
+                _store_answer(conversation, event.result)
+                return
+    except Exception:
+        logger.exception("answer_failed", conversation_id=conversation.pk, detached=True)
+        _store_failure(conversation, question, settings.short_hash())
+
+
+def conversation_reply(*, conversation: Conversation, text: Any, settings: AnswerSettings | None = None) -> Message:
+    """Store the question and its verified answer; return the stored assistant message."""
+    for event in conversation_reply_events(conversation=conversation, text=text, settings=settings):
+        if isinstance(event, AnswerSaved):
+            return event.message
+    raise RuntimeError("The reply ended without storing an answer.")

@@ -1,0 +1,76 @@
+"""Small, deterministic text helpers shared by question understanding and the extractive composer."""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ating",
+    "ated",
+    "ates",
+    "ate",
+    "ments",
+    "ment",
+    "ants",
+    "ant",
+    "ings",
+    "ing",
+    "ies",
+    "ed",
+    "es",
+    "s",
+)
+
+# Words that carry no topic: question scaffolding and generic clinical words.
+_STOPWORDS_TEXT = """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers how i if in into is it its itself just me more most my no nor
+    not now of off on once only or other our out over own same she should so some such than that the
+    their them then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours
+    patient patients people person adult adults man woman men women year years old case cases
+    evidence study studies data recommend recommended recommends recommendation recommendations
+    guideline guidelines best current currently use using used give given consider considered
+    tell know need needs role value according versus vs compared effect effects
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+
+def tokens(text: str) -> list[str]:
+    """Return the lower-cased alphanumeric tokens of `text` (hyphenated words split)."""
+    return [token.lower() for token in _TOKEN.findall(text)]
+
+
+def stem(word: str) -> str:
+    """Return a crude stem: common English suffixes removed, keeping at least four characters."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    # "improve"/"improved", "disease"/"diseases" share a stem.
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def content_terms(text: str) -> list[str]:
+    """Return the stems of the topic words of `text`, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for token in tokens(text):
+        if token in STOPWORDS or len(token) < 2 or token.isdigit():
+            continue
+        seen.setdefault(stem(token), None)
+    return list(seen)
+
+
+def stems(text: str) -> set[str]:
+    return {stem(token) for token in tokens(text)}
+
+
+def jaccard(left: set[str], right: set[str]) -> float:
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)

@@ -1,0 +1,112 @@
+"""Server-sent events for a reply: the same stream serves the chat page and the API.
+
+Events: `meta` (question stored), `status` (pipeline step), `delta` (scrubbed text), `reset`
+(discard the preview), `done` (the stored, verified answer), `error`. A synchronous iterator is
+served as is under WSGI (runserver, gunicorn sync) and is stepped through `sync_to_async` under
+ASGI, so the answer streams in both and never pins an event-loop thread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import structlog
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest, StreamingHttpResponse
+
+from chat.services.answer import DeltaEvent, ResetEvent, StatusEvent
+from chat.services.conversations import AnswerSaved, QuestionSaved, ReplyEvent
+
+EVENT_STREAM = "text/event-stream"
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    """Encode one server-sent event (JSON data on a single line)."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def wants_stream(request: HttpRequest) -> bool:
+    return request.GET.get("stream") == "1" or EVENT_STREAM in request.headers.get("Accept", "")
+
+
+def reply_stream(
+    events: Iterator[ReplyEvent],
+    *,
+    meta: Callable[[QuestionSaved], dict[str, Any]],
+    done: Callable[[AnswerSaved], dict[str, Any]],
+) -> Iterator[bytes]:
+    """Turn reply events into SSE bytes; `meta` and `done` build the payloads of those two events."""
+    yield b": stream open\n\n"
+    try:
+        for event in events:
+            if isinstance(event, QuestionSaved):
+                yield sse("meta", meta(event))
+            elif isinstance(event, StatusEvent):
+                yield sse("status", {"step": event.step, "message": event.message})
+            elif isinstance(event, DeltaEvent):
+                yield sse("delta", {"text": event.text})
+            elif isinstance(event, ResetEvent):
+                yield sse("reset", {"reason": event.reason})
+            elif isinstance(event, AnswerSaved):
+                yield sse("done", done(event))
+    except Exception as exc:  # the reply service already stored a failure message; tell the client
+        yield sse("error", {"code": "internal_error", "message": f"The answer stream failed: {type(exc).__name__}."})
+    finally:
+        getattr(events, "close", lambda: None)()
+
+
+def _logged(chunks: Iterator[bytes], context: dict[str, str]) -> Iterator[bytes]:
+    """Bind the request's log context around every step: the stream runs after the middleware returned."""
+    iterator = iter(chunks)
+    try:
+        while True:
+            structlog.contextvars.bind_contextvars(**context)
+            try:
+                chunk = next(iterator)
+            except StopIteration:
+                return
+            finally:
+                structlog.contextvars.unbind_contextvars(*context)
+            yield chunk
+    finally:
+        # A listener that left closes us: close the reply too, so it can finish and store the answer.
+        structlog.contextvars.bind_contextvars(**context)
+        try:
+            getattr(iterator, "close", lambda: None)()
+        finally:
+            structlog.contextvars.unbind_contextvars(*context)
+
+
+def _asynchronous(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Step a synchronous stream from async code; closing it (client gone) closes the stream in its thread.
+
+    Closing matters: it lets the reply finish and store the answer in a thread where the ORM may run.
+    """
+    step = sync_to_async(next, thread_sensitive=True)
+    close = sync_to_async(getattr(chunks, "close", lambda: None), thread_sensitive=True)
+
+    async def stream() -> AsyncIterator[bytes]:
+        finished = object()
+        try:
+            while True:
+                chunk = await step(chunks, finished)
+                if chunk is finished:
+                    return
+                yield chunk
+        finally:
+            await close()
+
+    return stream()
+
+
+def event_stream_response(request: HttpRequest, chunks: Iterator[bytes]) -> StreamingHttpResponse:
+    """Return a streaming SSE response suited to the server the request came through."""
+    chunks = _logged(chunks, {"request_id": getattr(request, "request_id", ""), "path": request.path})
+    content = _asynchronous(chunks) if isinstance(request, ASGIRequest) else chunks
+    response = StreamingHttpResponse(content, content_type=EVENT_STREAM)
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response

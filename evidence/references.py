@@ -1,0 +1,158 @@
+"""Reference formatting: direct links only, short author lists, source and quality badges.
+
+A reference is what the reader sees in the references panel and what `ask --json` returns:
+`{"pmid"|"doi"|"nct", "url", "title", "authors", "journal", "year", "badges"}`. The URL always
+points at the record itself (PubMed, PMC, DOI resolver, ClinicalTrials.gov, or a guideline page
+curated in the library) - never at a search engine or a search-results page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from evidence import identifiers
+
+if TYPE_CHECKING:
+    from evidence.citations import EvidenceSource
+
+MAX_LISTED_AUTHORS = 3
+
+# Hosts and paths that are searches, not records: a reference never links to these.
+_SEARCH_HOSTS = re.compile(
+    r"(^|\.)(google\.[a-z.]+|bing\.com|duckduckgo\.com|yahoo\.com|scholar\.google\.[a-z.]+|baidu\.com)$"
+)
+_SEARCH_PATHS = re.compile(r"(/search\b|[?&](term|q|query|cond|intr)=)", re.IGNORECASE)
+
+# PubMed publication types -> the quality badge shown for them (highest evidence first).
+PUBLICATION_TYPE_BADGES: tuple[tuple[str, str], ...] = (
+    ("Practice Guideline", "Guideline"),
+    ("Guideline", "Guideline"),
+    ("Consensus Development Conference", "Consensus statement"),
+    ("Meta-Analysis", "Meta-analysis"),
+    ("Systematic Review", "Systematic review"),
+    ("Randomized Controlled Trial", "RCT"),
+    ("Clinical Trial, Phase III", "Phase 3 trial"),
+    ("Clinical Trial, Phase II", "Phase 2 trial"),
+    ("Clinical Trial", "Clinical trial"),
+    ("Observational Study", "Observational study"),
+    ("Multicenter Study", "Multicenter study"),
+    ("Review", "Review"),
+    ("Case Reports", "Case report"),
+)
+
+STUDY_KIND_BADGES = {
+    "trial": "Trial",
+    "cohort": "Cohort study",
+    "guideline": "Guideline",
+    "meta-analysis": "Meta-analysis",
+    "systematic-review": "Systematic review",
+}
+
+ORIGIN_BADGES = {
+    "library": "Curated library",
+    "retrieved": "PubMed abstract",
+    "tool": "Live search",
+}
+
+
+def format_authors(authors: Sequence[str] | str) -> str:
+    """Return "First A et al." for more than three authors, otherwise the names joined by commas.
+
+    A string is taken as already formatted (the library's `authors_short`, e.g. "Tie J et al.").
+    """
+    if isinstance(authors, str):
+        return authors.strip()
+    names = [name.strip() for name in authors if name and name.strip()]
+    if len(names) > MAX_LISTED_AUTHORS:
+        return f"{names[0]} et al."
+    return ", ".join(names)
+
+
+def is_direct_url(url: str) -> bool:
+    """Return True if `url` is an http(s) link to a record rather than to a search or search results."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        return False
+    if _SEARCH_HOSTS.search(parts.hostname):
+        return False
+    return not _SEARCH_PATHS.search(parts.path + ("?" + parts.query if parts.query else ""))
+
+
+def reference_url(*, pmid: str = "", pmcid: str = "", doi: str = "", nct: str = "", curated_url: str = "") -> str:
+    """Return the most direct link for a record: PubMed, PMC, DOI, ClinicalTrials.gov, then a curated page.
+
+    Returns "" when nothing direct is known; a search URL is never returned.
+    """
+    if pmid and identifiers.is_pmid(pmid):
+        return identifiers.pubmed_url(pmid)
+    if pmcid and identifiers.PMCID_RE.fullmatch(pmcid):
+        return identifiers.pmc_url(pmcid)
+    if doi and identifiers.is_doi(doi):
+        return identifiers.doi_url(doi)
+    if nct and identifiers.is_nct(nct):
+        return identifiers.ctgov_url(nct)
+    if curated_url and is_direct_url(curated_url):
+        return curated_url
+    return ""
+
+
+def quality_badges(*, kind: str = "", publication_types: Iterable[str] = (), strength: str = "") -> list[str]:
+    """Return the study-type badge (library kind, else the strongest PubMed type) and the strength badge."""
+    badges: list[str] = []
+    kind_badge = STUDY_KIND_BADGES.get(kind, "")
+    if not kind_badge:
+        types = {value.strip().lower() for value in publication_types}
+        kind_badge = next((badge for pub_type, badge in PUBLICATION_TYPE_BADGES if pub_type.lower() in types), "")
+    if kind_badge:
+        badges.append(kind_badge)
+    if strength:
+        badges.append(f"{strength.capitalize()} strength")
+    return badges
+
+
+def _fallback_title(source: EvidenceSource) -> str:
+    if source.pmid:
+        return f"PubMed record {source.pmid}"
+    if source.nct:
+        return f"ClinicalTrials.gov record {source.nct}"
+    return f"DOI {source.doi}" if source.doi else source.doc_id
+
+
+def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> dict[str, Any]:
+    """Return the reference dict for one cited source (identifiers present, direct URL, badges).
+
+    `origins` lists every place the source came from this turn (library, retrieved, tool); each
+    gets a source badge, library first.
+    """
+    reference: dict[str, Any] = {}
+    if source.pmid:
+        reference["pmid"] = source.pmid
+    if source.doi:
+        reference["doi"] = source.doi
+    if source.nct:
+        reference["nct"] = source.nct
+    if source.pmcid:
+        reference["pmcid"] = source.pmcid
+    reference["url"] = reference_url(
+        pmid=source.pmid, pmcid=source.pmcid, doi=source.doi, nct=source.nct, curated_url=source.url
+    )
+    reference["title"] = source.title or source.study_name or _fallback_title(source)
+    reference["authors"] = format_authors(source.authors_short or list(source.authors))
+    reference["journal"] = source.journal
+    reference["year"] = source.year
+    if source.study_name:
+        reference["study_name"] = source.study_name
+    seen_origins = list(dict.fromkeys([*origins, source.origin]))
+    seen_origins.sort(key=lambda origin: list(ORIGIN_BADGES).index(origin) if origin in ORIGIN_BADGES else 99)
+    badges = [ORIGIN_BADGES[origin] for origin in seen_origins if origin in ORIGIN_BADGES]
+    badges.extend(
+        quality_badges(kind=source.kind, publication_types=source.publication_types, strength=source.strength)
+    )
+    reference["badges"] = list(dict.fromkeys(badges))
+    return reference

@@ -1,0 +1,127 @@
+"""The answer pipeline end to end with the default extractive composer, the real library and stored abstracts."""
+
+import logging
+
+import pytest
+
+from chat.answer_settings import answer_settings
+from chat.services.answer import DeltaEvent, DoneEvent, StatusEvent, answer_events, answer_question
+
+pytestmark = pytest.mark.django_db
+
+
+def events(caplog, name):
+    return [record.msg for record in caplog.records if isinstance(record.msg, dict) and record.msg.get("event") == name]
+
+
+def test_library_question_is_answered_from_verified_references_first(library):
+    result = answer_question(
+        question="Should a patient with atrial fibrillation and stage 4 chronic kidney disease "
+        "receive oral anticoagulation?"
+    )
+    assert result.answer.startswith(
+        "### Curated library evidence\n\n- **2023 ACC/AHA/ACCP/HRS Atrial Fibrillation Guideline**"
+    )
+    assert [reference["pmid"] for reference in result.references] == ["38033089", "29522134", "39210723", "38490803"]
+    assert all(
+        reference["url"] == f"https://pubmed.ncbi.nlm.nih.gov/{reference['pmid']}/" for reference in result.references
+    )
+    assert (result.confidence, result.abstained, result.intent, result.provider) == (
+        "GREEN",
+        False,
+        "af_ckd_anticoagulation",
+        "extractive",
+    )
+    assert result.context == {
+        "tags": ["af", "anticoagulation", "ckd"],
+        "context": None,
+        "intent": "af_ckd_anticoagulation",
+    }
+
+
+def test_stored_abstracts_are_retrieved_and_quoted_with_results_and_conclusions(library, stored_abstracts):
+    result = answer_question(question="Does MEK inhibition improve survival in BRAF-mutated melanoma?")
+    assert [reference["pmid"] for reference in result.references] == ["22663011"]
+    assert result.references[0]["title"] == "Improved survival with MEK inhibition in BRAF-mutated melanoma."
+    assert result.references[0]["authors"].endswith(" et al.")
+    assert (
+        "### What the authors conclude\n\n- Trametinib, as compared with chemotherapy, improved rates of "
+        "progression-free and overall survival" in result.answer
+    )
+    assert "### What the studies found" in result.answer
+    assert result.confidence == "YELLOW"  # one source only: honest, not green
+    retrieve = next(step for step in result.trace if step["step"] == "retrieve")
+    assert retrieve["data"]["hits"][0] == {
+        "doc_id": "pmid:22663011",
+        "chunk_id": retrieve["data"]["hits"][0]["chunk_id"],
+        "relevance": 1.0,
+        "approved": True,
+    }
+
+
+def test_off_topic_question_abstains(library, stored_abstracts):
+    result = answer_question(question="What is the best topical treatment for plantar warts in children?")
+    assert (result.abstained, result.confidence, result.references, result.citations) == (True, "RED", [], [])
+    assert result.answer.startswith("I could not find enough verifiable evidence to answer this question.")
+
+
+def test_events_stream_progress_then_text_then_the_result(library):
+    stream = list(answer_events(question="Does empagliflozin reduce heart failure hospitalisation in HFpEF?"))
+    steps = [event.step for event in stream if isinstance(event, StatusEvent)]
+    assert steps == ["understand", "retrieve", "generate"]
+    assert isinstance(stream[-1], DoneEvent)
+    preview = "".join(event.text for event in stream if isinstance(event, DeltaEvent))
+    assert "[citation:" not in preview
+    assert "EMPEROR-Preserved" in preview
+    assert stream[-1].result.references[0]["pmid"] == "34449189"
+
+
+def test_trace_records_every_step_and_the_settings_hash(library):
+    settings = answer_settings(retrieval_k=7)
+    result = answer_question(
+        question="How is high bleeding risk defined for patients undergoing PCI?", settings=settings
+    )
+    assert [step["step"] for step in result.trace] == [
+        "understand",
+        "library",
+        "retrieve",
+        "generate",
+        "verify",
+        "confidence",
+    ]
+    assert all(set(step) == {"step", "label", "detail", "duration_ms", "data"} for step in result.trace)
+    assert result.settings_hash == settings.short_hash()
+    assert result.ask_json()["settings_hash"] == settings.short_hash()
+    assert set(result.ask_json()) >= {"answer", "citations", "references", "confidence", "abstained", "trace"}
+
+
+def test_search_failure_is_logged_and_the_library_still_answers(library, monkeypatch, caplog):
+    caplog.set_level(logging.INFO)
+
+    def broken(**kwargs):
+        raise RuntimeError("vector index missing")
+
+    monkeypatch.setattr("pubmed.services.search.hybrid_search", broken)
+    result = answer_question(
+        question="Does dapagliflozin benefit patients with heart failure and preserved ejection fraction?"
+    )
+    assert result.references[0]["pmid"] == "36027570"
+    retrieve = next(step for step in result.trace if step["step"] == "retrieve")
+    assert retrieve["detail"] == "Search failed (RuntimeError: vector index missing); continuing with the library only"
+    assert len(events(caplog, "retrieval_failed")) == 1
+
+
+def test_citation_events_are_logged_with_the_design_fields(library, caplog):
+    caplog.set_level(logging.INFO)
+    answer_question(question="Does edoxaban prevent stroke in patients with atrial high-rate episodes?")
+    complete = events(caplog, "citation_extraction_complete")[-1]
+    assert {
+        "intent",
+        "mentions_found",
+        "valid_citations",
+        "hallucinated",
+        "density",
+        "was_repaired",
+        "confidence",
+    } <= set(complete)
+    assert complete["intent"] == "ahre_anticoagulation"

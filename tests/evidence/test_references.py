@@ -1,0 +1,119 @@
+import pytest
+
+from evidence.citations import EvidenceSource
+from evidence.references import format_authors, format_reference, is_direct_url, quality_badges, reference_url
+
+
+@pytest.mark.parametrize(
+    ("authors", "expected"),
+    [
+        (["Tie J", "Cohen JD", "Lahouel K", "Lo SN"], "Tie J et al."),
+        (["Tie J", "Cohen JD", "Lahouel K"], "Tie J, Cohen JD, Lahouel K"),
+        (["Anker SD"], "Anker SD"),
+        ([], ""),
+        (["  Kotani D ", "", "Oki E", "Nakamura Y", "Yukami H"], "Kotani D et al."),
+        ("Tie J et al.", "Tie J et al."),
+    ],
+)
+def test_authors_are_shortened_to_first_author_et_al_beyond_three(authors, expected):
+    assert format_authors(authors) == expected
+
+
+@pytest.mark.parametrize(
+    ("identifiers", "expected"),
+    [
+        (
+            {"pmid": "35657320", "pmcid": "PMC9701133", "doi": "10.1056/NEJMoa2200075"},
+            "https://pubmed.ncbi.nlm.nih.gov/35657320/",
+        ),
+        ({"pmcid": "PMC9701133", "doi": "10.1056/NEJMoa2200075"}, "https://pmc.ncbi.nlm.nih.gov/articles/PMC9701133/"),
+        ({"doi": "10.1056/NEJMoa2200075", "nct": "NCT03057951"}, "https://doi.org/10.1056/NEJMoa2200075"),
+        ({"nct": "NCT03057951"}, "https://clinicaltrials.gov/study/NCT03057951"),
+        (
+            {"curated_url": "https://www.escardio.org/Guidelines/Clinical-Practice-Guidelines/Atrial-Fibrillation"},
+            "https://www.escardio.org/Guidelines/Clinical-Practice-Guidelines/Atrial-Fibrillation",
+        ),
+        ({"curated_url": "https://www.google.com/search?q=DYNAMIC+trial"}, ""),
+        ({"curated_url": "https://pubmed.ncbi.nlm.nih.gov/?term=DYNAMIC"}, ""),
+        ({"pmid": "not-a-pmid"}, ""),
+    ],
+)
+def test_reference_url_prefers_pubmed_then_pmc_doi_ctgov_curated_and_never_a_search(identifiers, expected):
+    assert reference_url(**identifiers) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "direct"),
+    [
+        ("https://pubmed.ncbi.nlm.nih.gov/35657320/", True),
+        ("https://www.acc.org/guidelines", True),
+        ("https://scholar.google.com/scholar?q=ctDNA", False),
+        ("https://www.bing.com/search?q=ctdna", False),
+        ("https://duckduckgo.com/?q=ctdna", False),
+        ("https://clinicaltrials.gov/search?cond=colon+cancer", False),
+        ("javascript:alert(1)", False),
+        ("ftp://example.org/paper.pdf", False),
+    ],
+)
+def test_search_engine_and_search_result_urls_are_not_direct(url, direct):
+    assert is_direct_url(url) is direct
+
+
+def test_quality_badges_use_library_kind_first_then_strongest_publication_type():
+    assert quality_badges(kind="guideline", publication_types=["Randomized Controlled Trial"], strength="high") == [
+        "Guideline",
+        "High strength",
+    ]
+    assert quality_badges(
+        publication_types=["Journal Article", "Multicenter Study", "Randomized Controlled Trial"]
+    ) == ["RCT"]
+    assert quality_badges(publication_types=["Journal Article"]) == []
+
+
+def test_reference_carries_identifiers_direct_url_authors_journal_year_and_badges():
+    source = EvidenceSource(
+        doc_id="pmid:34449189",
+        chunk_id="key_finding",
+        origin="library",
+        title="Empagliflozin in Heart Failure with a Preserved Ejection Fraction",
+        pmid="34449189",
+        doi="10.1056/NEJMoa2107038",
+        nct="NCT03057951",
+        authors_short="Anker SD et al.",
+        journal="N Engl J Med",
+        year=2021,
+        kind="trial",
+        strength="high",
+        study_name="EMPEROR-Preserved",
+    )
+    assert format_reference(source, origins=["retrieved", "library"]) == {
+        "pmid": "34449189",
+        "doi": "10.1056/NEJMoa2107038",
+        "nct": "NCT03057951",
+        "url": "https://pubmed.ncbi.nlm.nih.gov/34449189/",
+        "title": "Empagliflozin in Heart Failure with a Preserved Ejection Fraction",
+        "authors": "Anker SD et al.",
+        "journal": "N Engl J Med",
+        "year": 2021,
+        "study_name": "EMPEROR-Preserved",
+        "badges": ["Curated library", "PubMed abstract", "Trial", "High strength"],
+    }
+
+
+def test_reference_of_an_abstract_lists_first_author_et_al():
+    source = EvidenceSource(
+        doc_id="pmid:31070691",
+        chunk_id="31070691:0",
+        origin="retrieved",
+        title="Analysis of Plasma Cell-Free DNA by Ultradeep Sequencing in Patients With Stages I to III "
+        "Colorectal Cancer",
+        pmid="31070691",
+        authors=("Reinert T", "Henriksen TV", "Christensen E", "Sharma S"),
+        journal="JAMA Oncol",
+        year=2019,
+        publication_types=("Journal Article", "Multicenter Study"),
+    )
+    reference = format_reference(source)
+    assert reference["authors"] == "Reinert T et al."
+    assert reference["badges"] == ["PubMed abstract", "Multicenter study"]
+    assert "doi" not in reference and "nct" not in reference
