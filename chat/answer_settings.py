@@ -49,7 +49,7 @@ class AnswerSettings(BaseModel):
         description="Sources attached by citation repair (the top approved ones, one per document).",
     )
     composer_library_findings: int = Field(
-        4, ge=0, le=10, description="Library key findings the extractive composer states first."
+        6, ge=0, le=10, description="Library key findings (best ranked first) the extractive composer states first."
     )
     composer_sentences: int = Field(6, ge=1, le=20, description="Abstract sentences the extractive composer selects.")
     composer_sentences_per_source: int = Field(
@@ -65,6 +65,15 @@ class AnswerSettings(BaseModel):
         True, description="When the LLM provider fails, compose the answer from the evidence instead."
     )
     tool_max_results: int = Field(5, ge=1, le=20, description="Most PubMed records one search_pubmed call returns.")
+    live_search: bool = Field(
+        True,
+        description="Search PubMed live (and store what it finds) when sufficiency is below 50 and no anchor pack "
+        "matches.",
+    )
+    live_search_max_results: int = Field(10, ge=1, le=50, description="Most PMIDs the live PubMed search fetches.")
+    model_pico: bool = Field(
+        True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
+    )
 
     def short_hash(self) -> str:
         """Return 12 hex characters identifying these exact settings."""

@@ -1,5 +1,7 @@
 """Root URLs: pages per app, the admin, the versioned API and its schema, health."""
 
+from django.conf import settings
+from django.conf.urls.static import static
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -30,3 +32,7 @@ admin.site.index_title = "Evidence library"
 
 handler404 = "config.errors.page_not_found"
 handler500 = "config.errors.server_error"
+
+if settings.DEBUG:
+    # Curated decision-aid images in development; in production serve MEDIA_ROOT from the proxy.
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -88,6 +88,8 @@ class EvidenceSource:
     approved: bool = False
     tool: str = ""
     section: str = ""
+    anchor: bool = False
+    citation_count: int | None = None
 
     def identifier_keys(self) -> list[tuple[str, str]]:
         """Return (kind, comparison key) for each identifier the source carries."""
@@ -663,6 +665,10 @@ def verify_answer(
         source = evidence.describe(doc_id)
         assert source is not None
         reference = format_reference(source, origins=evidence.origins(doc_id))
+        if not reference["url"]:
+            # No direct link can be validated for it: a reference the reader cannot follow is not shown.
+            logger.warning("reference_dropped", doc_id=doc_id, reason="no valid direct URL")
+            continue
         reference["n"] = number
         reference["doc_id"] = doc_id
         references.append(reference)

@@ -107,6 +107,9 @@ class Study(models.Model):
     test_names = _tags()
     key_finding = models.TextField(help_text="What the study showed, in our own words.")
     sample_size = models.PositiveIntegerField(null=True, blank=True)
+    citation_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Times cited (from a citation index), if known; drives the Highly Cited badge."
+    )
     evidence_strength = models.PositiveSmallIntegerField(choices=EvidenceStrength, default=EvidenceStrength.MODERATE)
     study_design = models.TextField(blank=True)
     kind = models.CharField(max_length=20, choices=StudyKind, default=StudyKind.TRIAL)

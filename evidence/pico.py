@@ -106,6 +106,11 @@ class Pico:
         return asdict(self)
 
 
+def is_modifier(code: str) -> bool:
+    """Return True for tags that only qualify a disease (stage, assay type) and never stand for one."""
+    return code.startswith(MODIFIER_PREFIXES) or code in MODIFIER_TAGS
+
+
 def _is_modifier(code: str) -> bool:
     return code.startswith(MODIFIER_PREFIXES) or code in MODIFIER_TAGS
 
@@ -170,10 +175,11 @@ def extract_pico_rules(question: str, *, vocabulary: Vocabulary) -> Pico:
 
     outcome_codes = {m.code for m in matches if m.kind == DISEASE and is_outcome(m)}
     condition_codes = {m.code for m in matches if m.kind == DISEASE and not is_outcome(m)}
+    # Outcome-only diseases are dropped only when another disease names the condition.
     disease_tags = [
         code
         for code in dict.fromkeys(m.code for m in matches if m.kind == DISEASE)
-        if code in condition_codes or code not in outcome_codes
+        if code in condition_codes or code not in outcome_codes or not condition_codes
     ]
     decision_tags = list(dict.fromkeys(m.code for m in matches if m.kind == DECISION))
     primary_decision = choose_primary_decision(decision_tags)

@@ -8,6 +8,9 @@ Relevance is 0-100 from tag overlap with the question's PICO:
 - 20-49   only a secondary disease tag matches
 - 0-9     no disease tag in common (a broader tag alone scores 5): excluded
 
+A study of the question's anchor pack that shares its primary disease scores at least 95: the
+curators chose it as the evidence for exactly this scenario.
+
 Secondary decision tags add a few points inside a band, so they break ties without ever lifting
 an item into a higher band.
 """
@@ -18,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence.pico import Pico
+from evidence.pico import Pico, is_modifier
 from evidence.vocabulary import Vocabulary
 
 MIN_RELEVANCE = 10
@@ -28,6 +31,7 @@ RELAX_BELOW = 5  # fewer relevant items than this: add 1-2 broader reviews
 MAX_BROADER_REVIEWS = 2
 MIN_PRIMARY_STUDIES = 2
 BROADER_ONLY_SCORE = 5
+ANCHOR_FLOOR = 95
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Candidate:
     source: str  # "library" or "pubmed"
     year: int | None = None
     retrieval_score: float = 0.0
+    is_anchor: bool = False
     payload: Any = field(default=None, compare=False, hash=False)
 
 
@@ -72,12 +77,14 @@ class RankingResult:
 
 def relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None = None) -> Ranked:
     """Return the candidate's tag-relevance score for the question (see the module docstring)."""
-    diseases = set(pico.disease_tags)
+    # Modifiers (stage II, tissue-free assay) qualify a disease; sharing only a modifier is no overlap.
+    diseases = {tag for tag in pico.disease_tags if not is_modifier(tag)}
     primary_disease, primary_decision = pico.primary_disease_tag, pico.primary_decision_tag
     secondary_decisions = set(pico.secondary_decision_tags)
     decision_overlap = candidate.decision_tags & set(pico.decision_tags)
     tie_break = min(len(candidate.decision_tags & secondary_decisions), 3)
     disease_overlap = candidate.disease_tags & diseases
+    modifier_overlap = len(candidate.disease_tags & (set(pico.disease_tags) - diseases))
 
     if primary_disease and primary_disease in candidate.disease_tags:
         if primary_decision and primary_decision in candidate.decision_tags:
@@ -88,7 +95,7 @@ def relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None = 
                 "primary disease + decision",
             )
         else:
-            score, band = 50 + min(5 * (len(disease_overlap) - 1), 19), "primary disease"
+            score, band = 50 + min(5 * (len(disease_overlap) - 1) + 2 * modifier_overlap, 19), "primary disease"
     elif disease_overlap:
         score, band = 20 + min(8 * (len(disease_overlap) - 1) + 5 * len(decision_overlap), 29), "secondary disease"
     else:
@@ -99,6 +106,8 @@ def relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None = 
         if candidate.disease_tags & broader:
             return Ranked(candidate, BROADER_ONLY_SCORE, "broader disease only", broader=True)
         return Ranked(candidate, 0, "no disease overlap")
+    if candidate.is_anchor and primary_disease in candidate.disease_tags and score < ANCHOR_FLOOR:
+        score, band = ANCHOR_FLOOR, "anchor pack"
     return Ranked(candidate, min(score, 100), band)
 
 
@@ -111,6 +120,12 @@ def rank_references(
     them. When fewer than five relevant items remain, the list is relaxed with up to two
     reviews or guidelines that share only a broader disease tag.
     """
+    if not [tag for tag in pico.disease_tags if not is_modifier(tag)]:
+        # No recognised disease: tags cannot judge relevance, so retrieval order stands (nothing is
+        # excluded for "zero overlap" with an empty tag set).
+        neutral = [Ranked(c, 50, "no question tags") for c in _unique(candidates)]
+        neutral.sort(key=lambda r: (r.candidate.retrieval_score, r.candidate.year or 0), reverse=True)
+        return RankingResult(items=neutral[:max_items], excluded=neutral[max_items:], relaxed=False)
     ranked = [relevance(candidate, pico, vocabulary) for candidate in _unique(candidates)]
     order = sorted(
         ranked,

@@ -116,6 +116,53 @@ def quality_badges(*, kind: str = "", publication_types: Iterable[str] = (), str
     return badges
 
 
+RECENT_YEARS = 3
+HIGHLY_CITED = 500
+_HIGH_EVIDENCE_TYPES = {"randomized controlled trial", "meta-analysis", "systematic review"}
+
+
+def source_badge(source: EvidenceSource) -> str:
+    """Return where the reader will land: Guideline, Meta-Analysis, Systematic Review, Clinical Trial,
+    Cochrane, PMC or PubMed."""
+    types = {value.lower() for value in source.publication_types}
+    if source.kind == "guideline" or types & {"practice guideline", "guideline"}:
+        return "Guideline"
+    if source.kind == "meta-analysis" or "meta-analysis" in types:
+        return "Meta-Analysis"
+    if "cochrane" in source.journal.lower():
+        return "Cochrane"
+    if source.kind == "systematic-review" or "systematic review" in types:
+        return "Systematic Review"
+    if source.nct and not source.pmid:
+        return "Clinical Trial"
+    if source.pmcid and not source.pmid:
+        return "PMC"
+    return "PubMed"
+
+
+def evidence_quality_badges(source: EvidenceSource, *, today_year: int | None = None) -> list[str]:
+    """Return the quality badges earned from stored data (strength, kind, year, anchors, citations)."""
+    import datetime
+
+    today_year = today_year or datetime.date.today().year
+    types = {value.lower() for value in source.publication_types}
+    badges = []
+    high_evidence = source.kind in {"trial", "meta-analysis", "systematic-review"} or bool(types & _HIGH_EVIDENCE_TYPES)
+    if source.strength == "high" and high_evidence:
+        badges.append("Gold Standard")
+    if source.year and today_year - source.year <= RECENT_YEARS:
+        badges.append("Recent")
+    if source.citation_count and source.citation_count >= HIGHLY_CITED:
+        badges.append("Highly Cited")
+    if source.kind == "guideline":
+        badges.append("Practical Guidance")
+    if source.kind == "trial" and source.strength == "high" and source.origin == "library":
+        badges.append("Landmark Trial")
+    if source.kind == "guideline" and source.anchor:
+        badges.append("Anchor Guideline")
+    return badges
+
+
 def _fallback_title(source: EvidenceSource) -> str:
     if source.pmid:
         return f"PubMed record {source.pmid}"
@@ -139,9 +186,13 @@ def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> 
         reference["nct"] = source.nct
     if source.pmcid:
         reference["pmcid"] = source.pmcid
-    reference["url"] = reference_url(
-        pmid=source.pmid, pmcid=source.pmcid, doi=source.doi, nct=source.nct, curated_url=source.url
-    )
+    if source.origin == "library" and source.url and is_direct_url(source.url):
+        # A curated link (e.g. a guideline's own page) is the library's chosen destination: keep it exactly.
+        reference["url"] = source.url
+    else:
+        reference["url"] = reference_url(
+            pmid=source.pmid, pmcid=source.pmcid, doi=source.doi, nct=source.nct, curated_url=source.url
+        )
     reference["title"] = source.title or source.study_name or _fallback_title(source)
     reference["authors"] = format_authors(source.authors_short or list(source.authors))
     reference["journal"] = source.journal
@@ -150,7 +201,10 @@ def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> 
         reference["study_name"] = source.study_name
     seen_origins = list(dict.fromkeys([*origins, source.origin]))
     seen_origins.sort(key=lambda origin: list(ORIGIN_BADGES).index(origin) if origin in ORIGIN_BADGES else 99)
-    badges = [ORIGIN_BADGES[origin] for origin in seen_origins if origin in ORIGIN_BADGES]
+    reference["source_badge"] = source_badge(source)
+    reference["quality_badges"] = evidence_quality_badges(source)
+    badges = [reference["source_badge"], *reference["quality_badges"]]
+    badges.extend(ORIGIN_BADGES[origin] for origin in seen_origins if origin in ORIGIN_BADGES)
     badges.extend(
         quality_badges(kind=source.kind, publication_types=source.publication_types, strength=source.strength)
     )

@@ -45,14 +45,15 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     phrase = phrase.strip()
     if phrase.lower() in AMBIGUOUS_ACRONYMS:
         # "CAP" the pneumonia, never "cap" the verb: only the capitalised acronym counts.
-        return re.compile(r"(?<![\w-])" + re.escape(phrase.upper()) + r"(?![\w-]*\w)")
+        return re.compile(r"(?<!\w)" + re.escape(phrase.upper()) + r"(?!\w)")
     words = [re.escape(word) for word in phrase.split() if word]
     body = r"[\s-]+".join(words)
     if phrase.isalpha() and phrase.islower() and len(phrase) >= 4:
         body += _INFLECTION
     # \b only works next to word characters; phrases may start/end with symbols ("P2Y12", "CHA2DS2-VASc").
-    prefix = r"(?<![\w-])" if phrase[:1].isalnum() else ""
-    suffix = r"(?![\w-]*\w)" if phrase[-1:].isalnum() else ""
+    # A hyphen still ends a word: "ctDNA-negative" names ctDNA, "dose-reduced" names dose.
+    prefix = r"(?<!\w)" if phrase[:1].isalnum() else ""
+    suffix = r"(?!\w)" if phrase[-1:].isalnum() else ""
     return re.compile(prefix + body + suffix, re.IGNORECASE)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.conf import settings as django_settings
 
 from chat.answer_settings import AnswerSettings
@@ -31,3 +34,12 @@ def get_provider(settings: AnswerSettings) -> Provider:
     from chat.providers.extractive import ExtractiveProvider
 
     return ExtractiveProvider()
+
+
+def json_completer(settings: AnswerSettings) -> Callable[[str, dict[str, Any]], dict[str, Any]] | None:
+    """Return `prompt, schema -> JSON object` for the configured LLM, or None with the extractive provider."""
+    provider = get_provider(settings)
+    complete = getattr(provider, "complete_json", None)
+    if complete is None:
+        return None
+    return lambda prompt, schema: complete(prompt, schema, model=settings.model)

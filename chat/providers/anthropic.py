@@ -20,6 +20,7 @@ from chat.providers.base import (
     ToolActivity,
     status_error,
 )
+from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
 from chat.tools import run_tool, tool_specs
 
 logger = structlog.get_logger(__name__)
@@ -52,9 +53,10 @@ class AnthropicProvider:
         settings = request.settings
         messages: list[dict[str, Any]] = [
             *request.history,
-            {"role": "user", "content": build_user_turn(question=request.question)},
+            {"role": "user", "content": request.user_turn or build_user_turn(question=request.question)},
         ]
-        tools = tool_specs()
+        tools = request.toolbox.specs() if request.toolbox else tool_specs()
+        call_tool = request.toolbox.run if request.toolbox else run_tool
         tool_calls: list[dict[str, Any]] = []
         round_texts: list[str] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
@@ -67,11 +69,12 @@ class AnthropicProvider:
                 "max_tokens": settings.max_tokens,
                 "system": request.system_prompt,
                 "messages": messages,
-                "tools": tools,
             }
+            if tools:
+                params["tools"] = tools
             if self.accepts_temperature:
                 params["temperature"] = settings.temperature
-            if round_number == settings.max_tool_rounds:
+            if tools and round_number == settings.max_tool_rounds:
                 params["tool_choice"] = {"type": "none"}
             blocks, stop_reason = yield from self._stream_round(params, usage)
             round_texts.append("".join(block["text"] for block in blocks if block["type"] == "text"))
@@ -85,7 +88,7 @@ class AnthropicProvider:
             results = []
             for block in tool_uses:
                 arguments: Any = block["input_json"] if block["input_json"].strip() else block["input"]
-                result = run_tool(
+                result = call_tool(
                     call_id=block["id"], name=block["name"], arguments=arguments, max_results=settings.tool_max_results
                 )
                 for source in result.sources:
@@ -176,6 +179,22 @@ class AnthropicProvider:
                 "Anthropic answered without a message (the response was not a Messages API stream).",
             )
         return [blocks[index] for index in sorted(blocks)], stop_reason
+
+    def complete_json(
+        self, prompt: str, schema: dict[str, Any], *, model: str, max_tokens: int = 1024
+    ) -> dict[str, Any]:
+        """Return the model's JSON object for `prompt` (no tools, no streaming); raise ProviderError."""
+        try:
+            message = self.client.messages.create(
+                model=model,
+                max_tokens=max_tokens,
+                system=JSON_SYSTEM_PROMPT,
+                messages=[{"role": "user", "content": json_request_prompt(prompt, schema)}],
+            )
+        except anthropic.APIError as exc:
+            raise self._provider_error(exc) from exc
+        text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
+        return parse_json_object(text, provider=self.name)
 
     def _provider_error(self, exc: anthropic.APIError) -> ProviderError:
         if isinstance(exc, anthropic.APITimeoutError):

@@ -10,6 +10,18 @@ from chat.answer_settings import AnswerSettings
 from evidence.citations import EvidenceSet
 
 
+class Toolbox(Protocol):
+    """The tools offered for one request, when they differ from every tool in `chat.tools.TOOLS`."""
+
+    def specs(self) -> list[dict[str, Any]]:
+        """Return the tools as name / description / input_schema (an empty list offers none)."""
+        ...
+
+    def run(self, *, call_id: str, name: str, arguments: Any, max_results: int) -> Any:
+        """Run one call and return a `chat.tools.ToolResult`; never raise for a bad call."""
+        ...
+
+
 @dataclass
 class GenerationRequest:
     """Everything a provider needs to write one answer."""
@@ -21,6 +33,9 @@ class GenerationRequest:
     history: list[dict[str, str]] = field(default_factory=list)
     question_terms: tuple[str, ...] = ()
     term_weights: dict[str, float] = field(default_factory=dict)
+    # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
+    toolbox: Toolbox | None = None
+    user_turn: str = ""
 
 
 @dataclass(frozen=True)

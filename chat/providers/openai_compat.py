@@ -18,18 +18,19 @@ from chat.providers.base import (
     ToolActivity,
     status_error,
 )
+from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
 from chat.tools import run_tool, tool_specs
 
 logger = structlog.get_logger(__name__)
 
 
-def _function_tools() -> list[dict[str, Any]]:
+def _function_tools(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
             "function": {"name": spec["name"], "description": spec["description"], "parameters": spec["input_schema"]},
         }
-        for spec in tool_specs()
+        for spec in specs
     ]
 
 
@@ -51,9 +52,10 @@ class OpenAICompatibleProvider:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": request.system_prompt},
             *request.history,
-            {"role": "user", "content": build_user_turn(question=request.question)},
+            {"role": "user", "content": request.user_turn or build_user_turn(question=request.question)},
         ]
-        tools = _function_tools()
+        tools = _function_tools(request.toolbox.specs() if request.toolbox else tool_specs())
+        call_tool = request.toolbox.run if request.toolbox else run_tool
         tool_calls: list[dict[str, Any]] = []
         round_texts: list[str] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
@@ -68,9 +70,11 @@ class OpenAICompatibleProvider:
                 "max_tokens": settings.max_tokens,
                 "temperature": settings.temperature,
                 "stream": True,
-                "tools": tools,
-                "tool_choice": "none" if last_round else "auto",
             }
+            if tools:
+                # Servers reject tool_choice without tools.
+                params["tools"] = tools
+                params["tool_choice"] = "none" if last_round else "auto"
             text, calls, finish_reason = yield from self._stream_round(params, usage)
             round_texts.append(text)
             if not calls or last_round:
@@ -92,7 +96,7 @@ class OpenAICompatibleProvider:
                 }
             )
             for call in calls:
-                result = run_tool(
+                result = call_tool(
                     call_id=call["id"],
                     name=call["name"],
                     arguments=call["arguments"],
@@ -164,6 +168,27 @@ class OpenAICompatibleProvider:
         for number, call in enumerate(ordered):
             call["id"] = call["id"] or f"call_{number}"
         return text, ordered, finish_reason
+
+    def complete_json(
+        self, prompt: str, schema: dict[str, Any], *, model: str, max_tokens: int = 1024
+    ) -> dict[str, Any]:
+        """Return the model's JSON object for `prompt` (no tools, no streaming); raise ProviderError."""
+        try:
+            completion = self.client.chat.completions.create(
+                model=model,
+                max_tokens=max_tokens,
+                temperature=0,
+                response_format={"type": "json_object"},
+                messages=[
+                    {"role": "system", "content": JSON_SYSTEM_PROMPT},
+                    {"role": "user", "content": json_request_prompt(prompt, schema)},
+                ],
+            )
+        except openai.APIError as exc:
+            raise self._provider_error(exc) from exc
+        choices = getattr(completion, "choices", None) or []
+        text = (choices[0].message.content or "") if choices else ""
+        return parse_json_object(text, provider=self.name)
 
     def _provider_error(self, exc: openai.APIError) -> ProviderError:
         if isinstance(exc, openai.APITimeoutError):

@@ -16,9 +16,18 @@ import structlog
 
 from chat.answer_settings import AnswerSettings, answer_settings
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE, PROVIDER_FAILURE_NOTICE, build_system_prompt
-from chat.providers import get_provider
+from chat.providers import get_provider, json_completer
 from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError, TextDelta, ToolActivity
 from chat.providers.extractive import ExtractiveProvider
+from chat.services.planning import (
+    Selection,
+    candidates_for,
+    live_search,
+    order_sources,
+    plan_question,
+    plan_with_library_tags,
+    select_evidence,
+)
 from chat.services.retrieval import (
     abstract_sources,
     library_match,
@@ -29,7 +38,10 @@ from chat.services.retrieval import (
 from chat.services.text import content_terms
 from chat.services.understanding import build_vocabulary
 from evidence import selectors as evidence_selectors
-from evidence.citations import RED, EvidenceSet, StreamScrubber, VerifiedAnswer, verify_answer
+from evidence.citations import RED, EvidenceSet, EvidenceSource, StreamScrubber, VerifiedAnswer, verify_answer
+from evidence.decision_aids import decision_aids_for
+from evidence.models import DecisionAid
+from evidence.pico import is_modifier
 
 logger = structlog.get_logger(__name__)
 
@@ -81,6 +93,7 @@ class AnswerResult:
     error: dict[str, Any] | None = None
     context: dict[str, Any] = field(default_factory=dict)
     evidence_ids: list[str] = field(default_factory=list)
+    decision_aids: list[dict[str, Any]] = field(default_factory=list)
 
     def ask_json(self) -> dict[str, Any]:
         """Return the `ask --json` / API answer document (DESIGN.md section 6), extended, never renamed."""
@@ -94,6 +107,7 @@ class AnswerResult:
             "settings_hash": self.settings_hash,
             "provider": self.provider,
             "flags": self.flags,
+            "decision_aids": self.decision_aids,
         }
         if self.error:
             document["error"] = self.error
@@ -106,6 +120,19 @@ class AnswerResult:
             data.pop(key)
         data["payloads"] = []
         return data
+
+
+def decision_aid_payload(aid: DecisionAid) -> dict[str, Any]:
+    """Return what an answer shows of a curated decision aid."""
+    return {
+        "title": aid.title,
+        "image_url": aid.image.url,
+        "alt_text": aid.alt_text,
+        "caption": aid.caption,
+        "source_url": aid.source_url or (aid.source.url if aid.source else ""),
+        "disease_tags": aid.disease_tags,
+        "decision_tags": aid.decision_tags,
+    }
 
 
 @dataclass(frozen=True)
@@ -172,55 +199,103 @@ def answer_events(
     question = question.strip()
 
     yield StatusEvent("understand", "Reading the question")
+    llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
+    plan = plan_question(question, llm_json=llm_json)
+    pico, classification = plan.pico, plan.classification
     studies = library_studies()
     vocabulary = build_vocabulary(studies)
-    match = library_match(question=question, studies=studies, limit=settings.library_limit, vocabulary=vocabulary)
+    match = library_match(
+        question=question,
+        studies=studies,
+        limit=settings.library_limit,
+        vocabulary=vocabulary,
+        extra_tags=[tag for tag in pico.disease_tags if not is_modifier(tag)],
+    )
+    plan = plan_with_library_tags(plan, match.tags)
+    pico, classification = plan.pico, plan.classification
+    intent = classification.anchor_scenario or match.intent
     question_terms = content_terms(question)
     weights = term_weights(question=question, vocabulary=vocabulary, tags=match.tags)
     trace.add(
         "understand",
         "Understood the question",
-        f"Disease tags: {', '.join(match.tags) or 'none recognised'}; intent: {match.intent}"
+        f"Disease tags: {', '.join(pico.disease_tags) or 'none recognised'}"
+        f" (primary {pico.primary_disease_tag or '-'}); decision tags: {', '.join(pico.decision_tags) or 'none'}"
+        f" (primary {pico.primary_decision_tag or '-'}); PICO by {pico.source}"
+        + (f"; {len(plan.sub_queries)} sub-queries" if len(plan.sub_queries) > 1 else "")
         + (f"; result context: {match.context}" if match.context else "")
         + (f"; studies named: {_names(match.named, 'study_name')}" if match.named else ""),
         tags=match.tags,
         context=match.context,
-        intent=match.intent,
+        intent=intent,
         named_studies=[study.study_name for study in match.named],
         terms=question_terms,
+        pico=pico.to_dict(),
+        sub_queries=[query.to_dict() for query in plan.sub_queries],
     )
+    trace.add(
+        "classify",
+        "Classified the question",
+        f"{classification.classification} (confidence {classification.confidence:.1f})"
+        + (
+            f"; anchor scenario {classification.anchor_scenario} with {len(plan.anchors)} anchor studies"
+            if classification.anchor_scenario
+            else "; no anchor scenario"
+        )
+        + (f"; excluded MeSH: {', '.join(classification.excluded_mesh)}" if classification.excluded_mesh else ""),
+        **classification.to_dict(),
+        anchors=[study.study_name for study in plan.anchors],
+    )
+    chosen = list(dict.fromkeys([*plan.anchors, *match.studies]))
     turn_library = [
-        study_source(study, approved=True, score=match.scores.get(study.study_name, 0.0)) for study in match.studies
+        (study_source(study, approved=True, score=match.scores.get(study.study_name, 0.0)), study) for study in chosen
     ]
-    evidence = EvidenceSet(turn_library, library=[study_source(study, approved=False) for study in studies])
     trace.add(
         "library",
         "Looked up the curated library",
-        f"{len(match.studies)} matching stud{'y' if len(match.studies) == 1 else 'ies'}"
-        + (f": {_names(match.studies, 'study_name')}" if match.studies else ""),
-        studies=[source.doc_id for source in turn_library],
+        f"{len(chosen)} matching stud{'y' if len(chosen) == 1 else 'ies'}"
+        + (f": {_names(chosen, 'study_name')}" if chosen else ""),
+        studies=[source.doc_id for source, _ in turn_library],
     )
 
     yield StatusEvent("retrieve", "Searching stored PubMed abstracts")
-    retrieval_error = ""
-    try:
-        retrieved = abstract_sources(
-            question=question, settings=settings, question_terms=question_terms, weights=weights
+
+    def retrieve() -> tuple[list[EvidenceSource], str]:
+        try:
+            found = abstract_sources(
+                question=question,
+                settings=settings,
+                question_terms=question_terms,
+                weights=weights,
+                queries=[query.text for query in plan.sub_queries],
+                mesh_exclude=classification.excluded_mesh,
+            )
+        except Exception as exc:  # search is an enhancement: a failure must not cost the answer
+            logger.exception("retrieval_failed", question_chars=len(question))
+            return [], f"{type(exc).__name__}: {exc}"
+        return found, ""
+
+    retrieved, retrieval_error = retrieve()
+
+    def select() -> Selection:
+        approved_chunks = [source for source in retrieved if source.approved]
+        return select_evidence(
+            plan=plan,
+            candidates=candidates_for(
+                plan=plan, library=turn_library, retrieved=approved_chunks, wording=match.wording
+            ),
         )
-    except Exception as exc:  # search is an enhancement: a failure must not cost the answer
-        retrieval_error = f"{type(exc).__name__}: {exc}"
-        logger.exception("retrieval_failed", question_chars=len(question))
-        retrieved = []
-    for source in retrieved:
-        evidence.add(source)
-    approved = [source for source in retrieved if source.approved]
+
+    selection = select()
     trace.add(
         "retrieve",
         "Searched stored PubMed abstracts",
         (
             f"Search failed ({retrieval_error}); continuing with the library only"
             if retrieval_error
-            else f"{len(retrieved)} chunk(s) retrieved, {len(approved)} relevant enough to cite "
+            else f"{len(retrieved)} chunk(s) retrieved for {len(plan.sub_queries)} quer"
+            f"{'y' if len(plan.sub_queries) == 1 else 'ies'}, "
+            f"{len({s.doc_id for s in retrieved if s.approved})} abstract(s) relevant enough to cite "
             f"(relevance >= {settings.min_relevance:g})"
         ),
         hits=[
@@ -229,9 +304,48 @@ def answer_events(
         ],
         error=retrieval_error,
     )
+    verdict = selection.sufficiency
+    trace.add(
+        "sufficiency",
+        "Judged whether the evidence suffices",
+        f"{verdict.score}/100 ({verdict.level}): {verdict.reasoning}. Live search: {verdict.external_search_reason}.",
+        **verdict.to_dict(),
+    )
+    if verdict.external_search and settings.live_search:
+        yield StatusEvent("live_search", "Searching PubMed for more evidence")
+        try:
+            live = live_search(plan=plan, question=question, max_results=settings.live_search_max_results)
+        except Exception as exc:  # the live search must never cost the answer
+            logger.exception("live_search_failed")
+            live = {"ran": True, "error": f"{type(exc).__name__}: {exc}"}
+        if live.get("ran") and not live.get("error"):
+            retrieved, retrieval_error = retrieve()
+            selection = select()
+        trace.add(
+            "live_search",
+            "Searched PubMed live",
+            (
+                f"Query {live.get('query', '')!r}: {live.get('found', 0)} found, {live.get('new', 0)} new"
+                if live.get("ran") and not live.get("error")
+                else f"Not run: {live.get('reason') or live.get('error')}"
+            )
+            + (f"; errors: {'; '.join(live['errors'])}" if live.get("errors") else ""),
+            **live,
+        )
+    ranking = selection.ranking
+    trace.add(
+        "rank",
+        "Ranked the evidence by tag relevance",
+        f"{len(ranking.items)} kept, {len(ranking.excluded)} excluded (tag relevance < 10)"
+        + ("; relaxed with broader reviews" if ranking.relaxed else ""),
+        **ranking.trace(),
+    )
+    ordered = order_sources([*(source for source, _ in turn_library), *retrieved], selection.kept)
+    evidence = EvidenceSet(ordered, library=[study_source(study, approved=False) for study in studies])
+    aids = decision_aids_for(pico)
 
     system_prompt = build_system_prompt(
-        verified_references=evidence_selectors.verified_references_block(studies=match.studies),
+        verified_references=evidence_selectors.verified_references_block(studies=chosen),
         sources=evidence.sources,
     )
     request = GenerationRequest(
@@ -321,7 +435,7 @@ def answer_events(
         verified = verify_answer(
             text=generation.text,
             evidence=evidence,
-            intent=match.intent,
+            intent=intent,
             # The composer abstaining is a judgement on the evidence, not a missing citation to repair.
             repair_max_sources=0 if generation.details.get("abstained") else settings.repair_max_sources,
             abstention=ABSTENTION_NO_EVIDENCE,
@@ -367,19 +481,20 @@ def answer_events(
         settings_hash=settings.short_hash(),
         provider=composed_by,
         model=settings.model if composed_by != "extractive" else "",
-        intent=match.intent,
+        intent=intent,
         density=verified.density,
         was_repaired=verified.was_repaired,
         tool_calls=tool_calls,
         flags=verified.flags,
         removed=verified.removed,
         error=error_dict,
-        context={"tags": match.tags, "context": match.context, "intent": match.intent},
+        context={"tags": match.tags, "context": match.context, "intent": intent, "pico": pico.to_dict()},
+        decision_aids=[decision_aid_payload(aid) for aid in aids],
         evidence_ids=sorted({f"{kind}:{key}" for source in evidence.sources for kind, key in source.identifier_keys()}),
     )
     logger.info(
         "answer_complete",
-        intent=match.intent,
+        intent=intent,
         provider=composed_by,
         confidence=result.confidence,
         abstained=result.abstained,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from chat.answer_settings import AnswerSettings
 from chat.services.text import content_terms, stem, stems, tokens
@@ -29,6 +30,7 @@ class LibraryMatch:
     studies: list[Study]
     intent: str
     scores: dict[str, float] = field(default_factory=dict)
+    wording: dict[str, float] = field(default_factory=dict)
 
 
 def study_source(study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
@@ -53,6 +55,8 @@ def study_source(study: Study, *, approved: bool = True, score: float = 0.0) -> 
         names=tuple(study.aliases),
         score=score,
         approved=approved,
+        anchor=bool(study.anchor_scenarios),
+        citation_count=study.citation_count,
     )
 
 
@@ -72,11 +76,20 @@ def _named_in(question: str, studies: Sequence[Study]) -> list[Study]:
 
 
 def library_match(
-    *, question: str, studies: Sequence[Study], limit: int, vocabulary: TagVocabulary | None = None
+    *,
+    question: str,
+    studies: Sequence[Study],
+    limit: int,
+    vocabulary: TagVocabulary | None = None,
+    extra_tags: Sequence[str] = (),
 ) -> LibraryMatch:
-    """Return the library studies for `question`: those it names, then the best tag matches."""
+    """Return the library studies for `question`: those it names, then the best tag matches.
+
+    `extra_tags` (the PICO's disease tags) join the tags found from the library's own wording.
+    """
     vocabulary = vocabulary or build_vocabulary(studies)
     tags = question_disease_tags(question=question, vocabulary=vocabulary)
+    tags += [tag for tag in extra_tags if tag not in tags]
     context = result_context(question=question)
     named = _named_in(question, studies)
     candidates = (
@@ -117,7 +130,9 @@ def library_match(
         if anchors
         else (tags[0] if tags else "general")
     )
-    return LibraryMatch(tags=tags, context=context, named=named, studies=chosen, intent=intent, scores=scores)
+    return LibraryMatch(
+        tags=tags, context=context, named=named, studies=chosen, intent=intent, scores=scores, wording=wording
+    )
 
 
 def relevance(*, question_terms: Sequence[str], text: str, weights: dict[str, float] | None = None) -> float:
@@ -168,17 +183,32 @@ def term_weights(*, question: str, vocabulary: TagVocabulary, tags: Iterable[str
 
 
 def abstract_sources(
-    *, question: str, settings: AnswerSettings, question_terms: Sequence[str], weights: dict[str, float]
+    *,
+    question: str,
+    settings: AnswerSettings,
+    question_terms: Sequence[str],
+    weights: dict[str, float],
+    queries: Sequence[str] = (),
+    mesh_exclude: Sequence[str] = (),
 ) -> list[EvidenceSource]:
     """Return stored-abstract chunks for `question` from hybrid search, approved when relevant enough.
 
-    Search returns each abstract's best chunk; for approved abstracts the other chunks follow it,
-    since results and conclusions often sit in a later chunk than the one that matched best.
+    Each of `queries` (the sub-queries of a long question; default the question itself) is
+    searched with the classification's MeSH exclusions; an abstract found by several keeps its
+    best hit. Search returns each abstract's best chunk; for approved abstracts the other chunks
+    follow it, since results and conclusions often sit in a later chunk than the one that matched.
     """
     from pubmed.models import AbstractChunk
     from pubmed.services.search import hybrid_search
 
-    hits = hybrid_search(query=question, k=settings.retrieval_k, rerank=settings.rerank)
+    best: dict[str, Any] = {}
+    for query in queries or [question]:
+        for hit in hybrid_search(
+            query=query, k=settings.retrieval_k, mesh_exclude=mesh_exclude, rerank=settings.rerank
+        ):
+            if hit.pmid not in best or hit.score > best[hit.pmid].score:
+                best[hit.pmid] = hit
+    hits = sorted(best.values(), key=lambda hit: hit.score, reverse=True)
     scored = []
     for hit in hits:
         score = relevance(question_terms=question_terms, text=f"{hit.title}\n{hit.text}", weights=weights)

@@ -26,6 +26,7 @@ def _no_real_services(settings) -> Iterator[None]:
     settings.OPENAI_API_KEY = "sk-test-not-a-real-key"
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     settings.NCBI_EUTILS_BASE_URL = "http://127.0.0.1:9/entrez/eutils/"
+    settings.NCBI_MAX_RETRIES = 0
     settings.CTGOV_BASE_URL = "http://127.0.0.1:9/api/v2/"
     settings.LLM_PROVIDER = "extractive"
     settings.ANSWER_SETTINGS = {}
@@ -36,10 +37,12 @@ def _no_real_services(settings) -> Iterator[None]:
 
 @pytest.fixture
 def library(db) -> int:
-    """Load the curated landmark studies (the real seed) into the test database."""
+    """Load the curated landmark studies and tag vocabulary (the real seed) into the test database."""
     from evidence.services.seed import evidence_seed
+    from evidence.services.vocabulary_seed import vocabulary_seed
 
     evidence_seed()
+    vocabulary_seed()
     from evidence.models import Study
 
     return Study.objects.count()
@@ -94,6 +97,8 @@ def llm_settings() -> Callable[..., AnswerSettings]:
             "timeout_seconds": 2.0,
             "max_retries": 0,
             "max_tool_rounds": 3,
+            # The scripted fake servers answer the generation; the model-PICO call has its own test.
+            "model_pico": False,
         }
         values.update(overrides)
         return answer_settings(**values)

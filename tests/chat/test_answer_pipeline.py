@@ -22,7 +22,15 @@ def test_library_question_is_answered_from_verified_references_first(library):
     assert result.answer.startswith(
         "### Curated library evidence\n\n- **2023 ACC/AHA/ACCP/HRS Atrial Fibrillation Guideline**"
     )
-    assert [reference["pmid"] for reference in result.references] == ["38033089", "29522134", "39210723", "38490803"]
+    # The anchor pack (AF + CKD guidelines) first, then the AF anticoagulation trials, by tag relevance.
+    assert [reference["pmid"] for reference in result.references] == [
+        "38033089",
+        "29522134",
+        "39210723",
+        "38490803",
+        "37952132",
+        "37622677",
+    ]
     assert all(
         reference["url"] == f"https://pubmed.ncbi.nlm.nih.gov/{reference['pmid']}/" for reference in result.references
     )
@@ -32,11 +40,15 @@ def test_library_question_is_answered_from_verified_references_first(library):
         "af_ckd_anticoagulation",
         "extractive",
     )
-    assert result.context == {
+    assert {key: value for key, value in result.context.items() if key != "pico"} == {
         "tags": ["af", "anticoagulation", "ckd"],
         "context": None,
         "intent": "af_ckd_anticoagulation",
     }
+    assert (result.context["pico"]["primary_disease_tag"], result.context["pico"]["primary_decision_tag"]) == (
+        "af",
+        "anticoagulation",
+    )
 
 
 def test_stored_abstracts_are_retrieved_and_quoted_with_results_and_conclusions(library, stored_abstracts):
@@ -83,12 +95,18 @@ def test_trace_records_every_step_and_the_settings_hash(library):
     )
     assert [step["step"] for step in result.trace] == [
         "understand",
+        "classify",
         "library",
         "retrieve",
+        "sufficiency",
+        "rank",
         "generate",
         "verify",
         "confidence",
     ]
+    by_step = {step["step"]: step["data"] for step in result.trace}
+    assert by_step["classify"]["anchor_scenario"] == "dapt_hbr"
+    assert by_step["sufficiency"]["external_search"] is False  # an anchor pack matched
     assert all(set(step) == {"step", "label", "detail", "duration_ms", "data"} for step in result.trace)
     assert result.settings_hash == settings.short_hash()
     assert result.ask_json()["settings_hash"] == settings.short_hash()

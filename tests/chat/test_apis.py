@@ -94,7 +94,9 @@ def test_ask_returns_the_ask_json(api, user, library):
         "journal": "N Engl J Med",
         "year": 2022,
         "study_name": "DELIVER",
-        "badges": ["Curated library", "Trial", "High strength"],
+        "badges": ["PubMed", "Gold Standard", "Landmark Trial", "Curated library", "Trial", "High strength"],
+        "source_badge": "PubMed",
+        "quality_badges": ["Gold Standard", "Landmark Trial"],
         "n": 1,
         "doc_id": "pmid:36027570",
     }

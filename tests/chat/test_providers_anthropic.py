@@ -172,7 +172,8 @@ def test_tool_use_round_trip_with_two_tools_in_one_turn(
     assert "PMID 34313350 | APOE gene" in tool_results[0]["content"]
     assert "Abstract: BACKGROUND:" in tool_results[1]["content"]
     assert pmids(result) == ["22663011", "34313350", AF_GUIDELINE]
-    assert result.references[1]["badges"][0] == "Live search"
+    assert result.references[1]["source_badge"] == "PubMed"
+    assert "Live search" in result.references[1]["badges"]
     assert [(call["name"], call["id"], call["is_error"]) for call in result.tool_calls] == [
         ("search_pubmed", "toolu_01A", False),
         ("get_pubmed_article", "toolu_01B", False),

@@ -233,7 +233,8 @@ def test_library_identifier_not_retrieved_this_turn_is_still_valid():
         text="Empagliflozin helped in HFpEF (NCT03057951). Relapse was predicted [2].", evidence=evidence()
     )
     assert [reference["pmid"] for reference in result.references] == ["34449189", "31070691"]
-    assert result.references[0]["badges"][0] == "Curated library"
+    assert result.references[0]["source_badge"] == "PubMed"
+    assert "Curated library" in result.references[0]["badges"]
 
 
 def test_named_study_without_identifier_gets_its_verified_identifier(caplog):

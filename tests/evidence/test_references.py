@@ -96,7 +96,17 @@ def test_reference_carries_identifiers_direct_url_authors_journal_year_and_badge
         "journal": "N Engl J Med",
         "year": 2021,
         "study_name": "EMPEROR-Preserved",
-        "badges": ["Curated library", "PubMed abstract", "Trial", "High strength"],
+        "source_badge": "PubMed",
+        "quality_badges": ["Gold Standard", "Landmark Trial"],
+        "badges": [
+            "PubMed",
+            "Gold Standard",
+            "Landmark Trial",
+            "Curated library",
+            "PubMed abstract",
+            "Trial",
+            "High strength",
+        ],
     }
 
 
@@ -115,5 +125,60 @@ def test_reference_of_an_abstract_lists_first_author_et_al():
     )
     reference = format_reference(source)
     assert reference["authors"] == "Reinert T et al."
-    assert reference["badges"] == ["PubMed abstract", "Multicenter study"]
+    assert reference["badges"] == ["PubMed", "PubMed abstract", "Multicenter study"]
+    assert reference["quality_badges"] == []  # not recent, no stored strength or citation count
     assert "doi" not in reference and "nct" not in reference
+
+
+@pytest.mark.parametrize(
+    ("fields", "source_badge", "quality"),
+    [
+        (
+            {"kind": "guideline", "strength": "high", "anchor": True, "year": 2024, "origin": "library"},
+            "Guideline",
+            ["Recent", "Practical Guidance", "Anchor Guideline"],
+        ),
+        (
+            {"kind": "guideline", "strength": "moderate", "year": 2018, "origin": "library"},
+            "Guideline",
+            ["Practical Guidance"],
+        ),
+        (
+            {"kind": "trial", "strength": "high", "year": 2021, "origin": "library", "citation_count": 900},
+            "PubMed",
+            ["Gold Standard", "Highly Cited", "Landmark Trial"],
+        ),
+        ({"publication_types": ("Meta-Analysis",), "origin": "retrieved", "year": 2010}, "Meta-Analysis", []),
+        ({"journal": "Cochrane Database Syst Rev", "origin": "retrieved", "year": 2012}, "Cochrane", []),
+        ({"publication_types": ("Systematic Review",), "origin": "retrieved", "year": 2012}, "Systematic Review", []),
+        ({"pmid": "", "nct": "NCT03057951", "origin": "tool", "year": 2012}, "Clinical Trial", []),
+        ({"pmid": "", "pmcid": "PMC9701133", "origin": "tool", "year": 2012}, "PMC", []),
+    ],
+)
+def test_source_and_quality_badges_come_from_stored_data(fields, source_badge, quality):
+    from evidence.references import evidence_quality_badges, source_badge as badge_for
+
+    values = {"doc_id": "pmid:1", "chunk_id": "x", "origin": "library", "pmid": "1", **fields}
+    source = EvidenceSource(**values)
+    assert badge_for(source) == source_badge
+    assert evidence_quality_badges(source, today_year=2025) == quality
+
+
+def test_library_reference_keeps_the_curated_url_exactly_and_a_reference_without_a_direct_url_is_dropped():
+    guideline = EvidenceSource(
+        doc_id="pmid:39210723",
+        chunk_id="key_finding",
+        origin="library",
+        pmid="39210723",
+        kind="guideline",
+        url="https://www.escardio.org/Guidelines/Clinical-Practice-Guidelines/Atrial-Fibrillation",
+    )
+    assert format_reference(guideline)["url"] == guideline.url
+    searchy = EvidenceSource(
+        doc_id="pmid:39210723",
+        chunk_id="key_finding",
+        origin="library",
+        pmid="39210723",
+        url="https://www.google.com/search?q=ESC+AF+guideline",
+    )
+    assert format_reference(searchy)["url"] == "https://pubmed.ncbi.nlm.nih.gov/39210723/"

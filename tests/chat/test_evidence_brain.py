@@ -1,0 +1,131 @@
+"""Issue 6 end to end: PICO tags drive classification, anchor packs, ranking, sufficiency, live search,
+decision aids and references."""
+
+import io
+import json
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from PIL import Image
+
+from chat.services.answer import answer_question
+from evidence.models import DecisionAid, Study
+from evidence.references import is_direct_url
+
+pytestmark = pytest.mark.django_db
+
+AF_CKD_QUESTION = (
+    "Which oral anticoagulant, and at what dose, for a 78-year-old with atrial fibrillation and CKD stage 4?"
+)
+
+
+def _trace(result):
+    return {step["step"]: step["data"] for step in result.trace}
+
+
+def _png() -> SimpleUploadedFile:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(buffer, format="PNG")
+    return SimpleUploadedFile("algorithm.png", buffer.getvalue(), content_type="image/png")
+
+
+def test_af_ckd_question_is_answered_from_the_anchor_pack_without_any_external_request(library, eutils):
+    result = answer_question(question=AF_CKD_QUESTION)
+    trace = _trace(result)
+    assert trace["understand"]["pico"]["primary_disease_tag"] == "af"
+    assert trace["understand"]["pico"]["primary_decision_tag"] == "anticoagulation"
+    assert trace["classify"]["anchor_scenario"] == "af_ckd_anticoagulation"
+    assert "Primary Prevention" in trace["classify"]["excluded_mesh"]
+    assert trace["sufficiency"]["score"] >= 70 and trace["sufficiency"]["external_search"] is False
+    assert "live_search" not in trace
+    assert eutils.log == []  # no request reached the (fake) NCBI at all
+    assert 6 <= len(result.references) <= 10
+    anchors = {s.pmid: s.url for s in Study.objects.filter(anchor_scenarios__contains=["af_ckd_anticoagulation"])}
+    cited = {reference.get("pmid"): reference["url"] for reference in result.references}
+    assert set(anchors) <= set(cited)
+    assert all(cited[pmid] == url for pmid, url in anchors.items())  # anchor URLs are the stored URLs
+    for reference in result.references:
+        assert is_direct_url(reference["url"])
+        assert not re.search(r"google\.|bing\.|duckduckgo\.|[?&](q|term)=", reference["url"])
+        assert reference["title"] and reference["source_badge"] and "quality_badges" in reference
+    assert result.decision_aids == []  # no curated aid matches, and no stock image is ever added
+    assert result.confidence == "GREEN"
+
+
+def test_a_matching_decision_aid_is_shown_and_a_non_matching_one_is_not(library, eutils, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    DecisionAid.objects.create(
+        title="DOAC dosing by kidney function",
+        image=_png(),
+        alt_text="Flowchart of DOAC doses by CrCl",
+        disease_tags=["af", "ckd"],
+        decision_tags=["anticoagulation", "dose"],
+    )
+    DecisionAid.objects.create(
+        title="CAP antibiotic pathway",
+        image=_png(),
+        alt_text="CAP pathway",
+        disease_tags=["cap"],
+        decision_tags=["drug_choice"],
+    )
+    DecisionAid.objects.create(
+        title="AF anatomy teaching image",
+        image=_png(),
+        alt_text="Heart",
+        disease_tags=["af"],
+        decision_tags=["imaging"],
+    )
+    result = answer_question(question=AF_CKD_QUESTION)
+    assert [aid["title"] for aid in result.decision_aids] == ["DOAC dosing by kidney function"]
+    assert result.decision_aids[0]["image_url"].startswith("/media/decision_aids/")
+    assert result.ask_json()["decision_aids"] == result.decision_aids
+
+
+def test_thin_evidence_without_an_anchor_pack_triggers_the_live_pubmed_search(
+    library, eutils, esearch_for, eutils_recording
+):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(
+        esearch_for(["22663011"]), content_type="application/json"
+    )
+    eutils.expect_request("/entrez/eutils/efetch.fcgi").respond_with_data(
+        eutils_recording("biomcp/efetch_pubmed_22663011.xml"), content_type="text/xml"
+    )
+    result = answer_question(question="Does trametinib improve progression-free survival in BRAF V600E melanoma?")
+    trace = _trace(result)
+    assert trace["sufficiency"]["external_search"] is True
+    assert trace["live_search"]["ran"] is True
+    assert trace["live_search"]["pmids"] == ["22663011"]
+    assert [reference["pmid"] for reference in result.references] == ["22663011"]
+    esearch = next(request for request, _ in eutils.log if request.path.endswith("esearch.fcgi"))
+    assert "trametinib" in esearch.values["term"]
+
+
+def test_live_search_failure_is_traced_and_the_answer_still_comes(library, eutils):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data("boom", status=500)
+    result = answer_question(question="Does trametinib improve progression-free survival in BRAF V600E melanoma?")
+    trace = _trace(result)
+    assert trace["live_search"]["errors"] and "500" in json.dumps(trace["live_search"]["errors"])
+    assert result.abstained is True  # nothing verifiable: an honest "not enough evidence"
+
+
+def test_long_question_is_decomposed_into_sub_queries_in_the_trace(library):
+    question = (
+        "I am seeing a 81-year-old woman with permanent atrial fibrillation, hypertension, and chronic kidney "
+        "disease with an eGFR of 24 that has been slowly declining over two years. She had a minor upper "
+        "gastrointestinal bleed from a duodenal ulcer eighteen months ago that was treated endoscopically and "
+        "with a proton pump inhibitor, and she has not bled since. She currently takes no anticoagulant because "
+        "her previous doctor was worried about bleeding. Her CHA2DS2-VASc score is five. Her family asks whether "
+        "she should now start an anticoagulant, which agent would be safest given her kidney function, what dose "
+        "would be appropriate, how her kidney function and blood counts should be monitored, and whether there "
+        "are alternatives such as left atrial appendage occlusion if anticoagulation is too risky for her."
+    )
+    result = answer_question(question=question)
+    sub_queries = _trace(result)["understand"]["sub_queries"]
+    assert 3 <= len(sub_queries) <= 4
+    assert all(len(query["text"].split()) <= 20 for query in sub_queries)
+    assert all("atrial fibrillation" in query["text"] for query in sub_queries)
+    assert _trace(result)["classify"]["anchor_scenario"] in {
+        "af_ckd_anticoagulation",
+        "gi_bleed_anticoagulation_restart",
+    }
