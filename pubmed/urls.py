@@ -1,5 +1,10 @@
 from django.urls import path
 
+from pubmed import views
+
 app_name = "pubmed"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.tablizer, name="tablizer"),
+    path("abstracts/<str:pmid>/", views.abstract_detail, name="abstract-detail"),
+]

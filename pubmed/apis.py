@@ -1,0 +1,157 @@
+"""`/api/v1/abstracts/search` (open, throttled) and `/api/v1/ingestions/` (authenticated)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import permissions, serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from evidence.identifiers import pubmed_url
+from pubmed.models import Ingestion
+from pubmed.selectors import ingestion_get
+from pubmed.services.ingest import MAX_PER_QUERY, IngestionInputError, ingestion_create
+from pubmed.services.search import hybrid_search
+
+
+class AbstractSearchInputSerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=1000, help_text="Free-text question or keywords.")
+    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    mesh = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
+                                 help_text="Only abstracts with any of these MeSH descriptors (repeatable).")
+    exclude_mesh = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    year_from = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    year_to = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    rerank = serializers.BooleanField(default=True)
+
+    def validate_q(self, value: str) -> str:
+        value = " ".join(value.split())
+        if not value:
+            raise serializers.ValidationError("Give a search query, e.g. ?q=metformin+breast+cancer.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("year_from"), attrs.get("year_to")
+        if start and end and start > end:
+            raise serializers.ValidationError({"year_from": f"{start} is after year_to {end}."})
+        return attrs
+
+
+class ChunkHitSerializer(serializers.Serializer):
+    pmid = serializers.CharField()
+    doc_id = serializers.CharField()
+    chunk_id = serializers.CharField()
+    score = serializers.FloatField()
+    title = serializers.CharField()
+    text = serializers.CharField()
+    journal = serializers.CharField()
+    year = serializers.IntegerField(allow_null=True)
+    authors = serializers.ListField(child=serializers.CharField())
+    doi = serializers.CharField()
+    pmcid = serializers.CharField()
+    publication_types = serializers.ListField(child=serializers.CharField())
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, hit: Any) -> str:
+        return pubmed_url(hit.pmid)
+
+
+class AbstractSearchApi(APIView):
+    """Hybrid (vector + full-text) search over the stored PubMed abstracts."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[AbstractSearchInputSerializer],
+        responses={200: ChunkHitSerializer(many=True)},
+        summary="Search stored PubMed abstracts",
+    )
+    def get(self, request: Request) -> Response:
+        data = request.query_params.copy()
+        params = {key: data.get(key) for key in data if key not in {"mesh", "exclude_mesh"}}
+        params["mesh"] = data.getlist("mesh")
+        params["exclude_mesh"] = data.getlist("exclude_mesh")
+        serializer = AbstractSearchInputSerializer(data=params)
+        serializer.is_valid(raise_exception=True)
+        args = serializer.validated_data
+        hits = hybrid_search(
+            query=args["q"],
+            k=args["k"],
+            mesh_include=args["mesh"],
+            mesh_exclude=args["exclude_mesh"],
+            year_from=args.get("year_from"),
+            year_to=args.get("year_to"),
+            rerank=args["rerank"],
+        )
+        return Response({"query": args["q"], "k": args["k"], "results": ChunkHitSerializer(hits, many=True).data})
+
+
+class IngestionInputSerializer(serializers.Serializer):
+    queries = serializers.ListField(
+        child=serializers.CharField(max_length=1000, allow_blank=True), allow_empty=False, max_length=20,
+        help_text="PubMed queries (full PubMed syntax).",
+    )
+    max_per_query = serializers.IntegerField(min_value=1, max_value=MAX_PER_QUERY, default=20)
+
+
+class IngestionOutputSerializer(serializers.ModelSerializer):
+    progress = serializers.FloatField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Ingestion
+        fields = (
+            "id", "url", "status", "progress", "queries", "max_per_query", "found", "new", "embedded", "failed",
+            "to_fetch", "fetched", "pmids", "errors", "timings", "created_at", "started_at", "finished_at",
+        )
+
+    def get_url(self, ingestion: Ingestion) -> str:
+        return reverse("pubmed-api-ingestion-detail", args=[ingestion.pk], request=self.context.get("request"))
+
+
+class IngestionCreateApi(APIView):
+    """Start fetching PubMed results for queries into the abstract store (runs as a Celery task)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=IngestionInputSerializer, responses={201: IngestionOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = IngestionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            ingestion = ingestion_create(
+                queries=serializer.validated_data["queries"],
+                max_per_query=serializer.validated_data["max_per_query"],
+                user=request.user,
+            )
+        except IngestionInputError as exc:
+            raise ValidationError({"queries": [str(exc)]}) from exc
+        ingestion.refresh_from_db()
+        body = IngestionOutputSerializer(ingestion, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+
+
+class IngestionDetailApi(APIView):
+    """Progress and outcome of one ingestion job (its creator or staff only)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("ingestion_id", str, OpenApiParameter.PATH)],
+        responses={200: IngestionOutputSerializer},
+    )
+    def get(self, request: Request, ingestion_id: Any) -> Response:
+        ingestion = ingestion_get(ingestion_id=ingestion_id, user=request.user)
+        if ingestion is None:
+            raise NotFound(f"No ingestion {ingestion_id} visible to you.")
+        return Response(IngestionOutputSerializer(ingestion, context={"request": request}).data)
+
+
+@extend_schema_view(get=extend_schema(exclude=True))
+class AbstractSearchSlashApi(AbstractSearchApi):
+    """The same search at `abstracts/search/` (the documented path has no trailing slash)."""

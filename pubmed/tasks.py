@@ -1,0 +1,38 @@
+"""Celery tasks of the pubmed app: thin wrappers that take ids, call a service, retry transient errors."""
+
+from __future__ import annotations
+
+import structlog
+from celery import shared_task
+
+from pubmed.clients import EutilsUnavailable
+
+logger = structlog.get_logger(__name__)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
+    """Run the ingestion job `ingestion_id`; safe to run twice (stored PMIDs are never refetched).
+
+    When NCBI was unreachable for every query the job is retried later on a worker (backoff
+    30 s, 60 s, ... up to 10 min); run eagerly (no broker) it is not, so no request waits minutes.
+    """
+    from pubmed.services.ingest import ingestion_run
+
+    try:
+        ingestion = ingestion_run(ingestion_id=ingestion_id)
+    except EutilsUnavailable as exc:
+        if self.request.is_eager:  # type: ignore[attr-defined]
+            logger.warning("ingestion_ncbi_unavailable", ingestion_id=ingestion_id, error=str(exc))
+            return {"id": ingestion_id, "status": "failed", "error": str(exc)}
+        retries = self.request.retries  # type: ignore[attr-defined]
+        raise self.retry(exc=exc, countdown=min(30 * 2**retries, 600)) from exc  # type: ignore[attr-defined]
+    return {"id": str(ingestion.pk), "status": ingestion.status, "found": ingestion.found, "new": ingestion.new}
+
+
+@shared_task(acks_late=True)
+def embed_missing_chunks_task() -> int:
+    """Embed every chunk stored without a vector for the current model; return how many."""
+    from pubmed.services.store import chunks_reembed
+
+    return chunks_reembed()

