@@ -8,10 +8,12 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import redis
+from pytest_httpserver import HTTPServer
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEDCITE_SHARED_DATA", BASE_DIR.parent / "shared" / "data"))
@@ -36,6 +38,21 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}; clone the project with ../shared beside it")
     return SHARED_DATA
+
+
+@contextmanager
+def fake_http_server() -> Iterator[HTTPServer]:
+    """Run a fake HTTP service on 127.0.0.1 for a session.
+
+    Threaded, so a request a timeout test abandoned never holds up the next one.
+    """
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.clear()
+        server.stop()
 
 
 def _free_port() -> int:

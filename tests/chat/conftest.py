@@ -14,6 +14,7 @@ from pytest_httpserver import HTTPServer
 from chat.answer_settings import AnswerSettings, answer_settings
 from tests.chat.factories import UserFactory
 from tests.chat.fakes import FakeAnthropic, FakeOpenAI
+from tests.conftest import fake_http_server
 
 FAKE_KEY = "sk-ant-test-not-a-real-key"
 
@@ -60,12 +61,8 @@ def other_user(db):
 
 @pytest.fixture(scope="session")
 def _llm_server() -> Iterator[HTTPServer]:
-    # Threaded: a request the client abandoned (timeout test) must not hold up the next one.
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    server.start()
-    yield server
-    server.clear()
-    server.stop()
+    with fake_http_server() as server:
+        yield server
 
 
 @pytest.fixture
@@ -108,11 +105,8 @@ def llm_settings() -> Callable[..., AnswerSettings]:
 
 @pytest.fixture(scope="session")
 def _eutils_server() -> Iterator[HTTPServer]:
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    server.start()
-    yield server
-    server.clear()
-    server.stop()
+    with fake_http_server() as server:
+        yield server
 
 
 @pytest.fixture

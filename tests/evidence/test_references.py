@@ -156,7 +156,8 @@ def test_reference_of_an_abstract_lists_first_author_et_al():
     ],
 )
 def test_source_and_quality_badges_come_from_stored_data(fields, source_badge, quality):
-    from evidence.references import evidence_quality_badges, source_badge as badge_for
+    from evidence.references import evidence_quality_badges
+    from evidence.references import source_badge as badge_for
 
     values = {"doc_id": "pmid:1", "chunk_id": "x", "origin": "library", "pmid": "1", **fields}
     source = EvidenceSource(**values)

@@ -9,6 +9,8 @@ import pytest
 from django.core.cache import cache
 from pytest_httpserver import HTTPServer
 
+from tests.conftest import fake_http_server
+
 API_PREFIX = "/api/v2/"
 
 
@@ -32,12 +34,8 @@ def _fresh_throttle_counters() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def _ctgov_server() -> Iterator[HTTPServer]:
-    # Threaded, so a request left hanging by a timeout test does not hold up the retry behind it.
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    server.start()
-    yield server
-    server.clear()
-    server.stop()
+    with fake_http_server() as server:
+        yield server
 
 
 @pytest.fixture
