@@ -99,10 +99,15 @@ def redis_url() -> Iterator[str]:
 
 
 def _reset_broker_pool(app: object) -> None:
-    """Drop the app's cached connection and producer pools so the next publish uses the current broker_url."""
-    if app._pool is not None:  # type: ignore[attr-defined]
-        app._pool.force_close_all()  # type: ignore[attr-defined]
-        app._pool = None  # type: ignore[attr-defined]
+    """Drop every cached broker connection and producer pool so the next publish uses the current broker_url.
+
+    kombu keeps process-global pools keyed by connection; closing one pool but leaving it registered
+    makes a later publish fail with "Acquire on closed pool", so the global registry is reset too.
+    """
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None  # type: ignore[attr-defined]
     app.amqp._producer_pool = None  # type: ignore[attr-defined]
 
 

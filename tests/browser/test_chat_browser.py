@@ -73,6 +73,15 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
     settings.LLM_MAX_RETRIES = 0
     settings.ANTHROPIC_API_KEY = FAKE_KEY
     fake_anthropic.script(
+        # First the model proposes the question's PICO (a plain JSON message), then it streams the answer.
+        Reply(
+            [
+                Text(
+                    '{"patient": "", "intervention": "anticoagulation", "comparison": "", "outcome": "", '
+                    '"condition": "AF with CKD", "disease_tags": ["af", "ckd"], "decision_tags": ["anticoagulation"]}'
+                )
+            ]
+        ),
         Reply(
             [
                 Text(

@@ -105,7 +105,14 @@ class _Scripted:
             return Response(step.body, status=200, content_type=step.content_type)
         if isinstance(step, Reply) and step.delay:
             time.sleep(step.delay)
+        if isinstance(step, Reply) and not self.requests[-1].get("stream"):
+            # A non-streaming call (e.g. the JSON completion for PICO extraction) gets one message body.
+            text = "".join(block.text for block in step.blocks if isinstance(block, Text))
+            return Response(json.dumps(self._message(text)), status=200, content_type="application/json")
         return Response(self._stream(step), status=200, content_type="text/event-stream")
+
+    def _message(self, text: str) -> dict[str, Any]:
+        raise NotImplementedError
 
     def _http_error(self, step: HttpError) -> Response:
         raise NotImplementedError
@@ -115,10 +122,22 @@ class _Scripted:
 
 
 class FakeAnthropic(_Scripted):
-    """The Anthropic Messages API, streaming."""
+    """The Anthropic Messages API, streaming (and a plain message body for non-streaming calls)."""
 
     def __init__(self, server: HTTPServer) -> None:
         super().__init__(server=server, path="/v1/messages")
+
+    def _message(self, text: str) -> dict[str, Any]:
+        return {
+            "id": f"msg_test_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.requests[-1].get("model", "claude-test"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 50, "output_tokens": max(len(text) // 4, 1)},
+        }
 
     def _http_error(self, step: HttpError) -> Response:
         body = {"type": "error", "error": {"type": step.error_type, "message": step.message}, "request_id": "req_test"}
@@ -203,6 +222,16 @@ class FakeOpenAI(_Scripted):
 
     def __init__(self, server: HTTPServer) -> None:
         super().__init__(server=server, path="/v1/chat/completions")
+
+    def _message(self, text: str) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-test-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1732280000,
+            "model": self.requests[-1].get("model", "llama-test"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": max(len(text) // 4, 1), "total_tokens": 60},
+        }
 
     def _http_error(self, step: HttpError) -> Response:
         body = {"error": {"message": step.message, "type": step.error_type, "param": None, "code": None}}

@@ -27,7 +27,11 @@ def test_every_response_carries_a_request_id(client):
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DJANGO_DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
     full_env.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=BASE_DIR, env=full_env, capture_output=True, text=True, timeout=120
