@@ -201,6 +201,8 @@ def abstract_sources(
     from pubmed.models import AbstractChunk
     from pubmed.services.search import hybrid_search
 
+    if not AbstractChunk.objects.exists():
+        return []  # nothing stored yet: no need to load the embedding model for an empty search
     best: dict[str, Any] = {}
     for query in queries or [question]:
         for hit in hybrid_search(

@@ -113,7 +113,7 @@ def test_trace_records_every_step_and_the_settings_hash(library):
     assert set(result.ask_json()) >= {"answer", "citations", "references", "confidence", "abstained", "trace"}
 
 
-def test_search_failure_is_logged_and_the_library_still_answers(library, monkeypatch, caplog):
+def test_search_failure_is_logged_and_the_library_still_answers(library, stored_abstracts, monkeypatch, caplog):
     caplog.set_level(logging.INFO)
 
     def broken(**kwargs):
@@ -143,3 +143,13 @@ def test_citation_events_are_logged_with_the_design_fields(library, caplog):
         "confidence",
     } <= set(complete)
     assert complete["intent"] == "ahre_anticoagulation"
+
+
+def test_an_empty_abstract_store_is_not_searched(library, monkeypatch):
+    def must_not_run(**kwargs):
+        raise AssertionError("hybrid search ran on an empty store")
+
+    monkeypatch.setattr("pubmed.services.search.hybrid_search", must_not_run)
+    result = answer_question(question="Is apixaban safe in atrial fibrillation with CKD?")
+    assert result.abstained is False
+    assert next(step for step in result.trace if step["step"] == "retrieve")["data"]["error"] == ""
