@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,14 +109,21 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     raise ToolInputError("the arguments must be a JSON object")
 
 
-def run_tool(*, call_id: str, name: str, arguments: Any, max_results: int = 5) -> ToolResult:
-    """Run one tool call; malformed calls and service failures become error results, never exceptions."""
+def run_tool(
+    *, call_id: str, name: str, arguments: Any, max_results: int = 5, registry: Mapping[str, Tool] | None = None
+) -> ToolResult:
+    """Run one tool call; malformed calls and service failures become error results, never exceptions.
+
+    `registry` limits the call to the tools offered for this request (research pages); by default
+    every registered tool may run.
+    """
     started = time.monotonic()
-    registered = TOOLS.get(name)
+    tools = TOOLS if registry is None else registry
+    registered = tools.get(name)
     parsed: Any = arguments
     try:
         if registered is None:
-            raise ToolInputError(f"there is no tool named {name!r}; available tools: {', '.join(TOOLS)}")
+            raise ToolInputError(f"there is no tool named {name!r}; available tools: {', '.join(tools)}")
         parsed = parse_arguments(arguments)
         try:
             jsonschema.validate(parsed, registered.input_schema)

@@ -229,3 +229,33 @@ class LexemeStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.lexeme or '(total)'}: {self.ndoc}"
+
+
+class TablizerSnapshot(models.Model):
+    """A saved Tablizer search: its query, date range, PubMed's count and the PMIDs the page had loaded."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tablizer_snapshots")
+    label = models.CharField(max_length=120)
+    query = models.TextField()
+    year_from = models.PositiveSmallIntegerField(null=True, blank=True)
+    year_to = models.PositiveSmallIntegerField(null=True, blank=True)
+    count = models.PositiveIntegerField(help_text="Articles PubMed matched when the snapshot was saved.")
+    pmids = _strings(12)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="tablizer_snapshot_user_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.query})"
+
+    @property
+    def date_range(self) -> str:
+        if self.year_from and self.year_to:
+            return f"{self.year_from}-{self.year_to}"
+        if self.year_from:
+            return f"{self.year_from} onwards"
+        if self.year_to:
+            return f"up to {self.year_to}"
+        return ""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from django.db.models import QuerySet
 
-from pubmed.models import Abstract, AbstractChunk, Ingestion
+from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 
 TABLIZER_SORTS = {
     "relevance": None,
@@ -47,3 +47,15 @@ def sort_abstracts(rows: Sequence[Abstract], *, sort: str, descending: bool) -> 
     if key is None:
         return list(reversed(rows)) if descending else list(rows)
     return sorted(rows, key=key, reverse=descending)
+
+
+def snapshots_for_user(*, user: object) -> QuerySet[TablizerSnapshot]:
+    """Return the user's Tablizer snapshots, newest first (none for anonymous visitors)."""
+    if not getattr(user, "is_authenticated", False):
+        return TablizerSnapshot.objects.none()
+    return TablizerSnapshot.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def snapshot_get(*, user: object, snapshot_id: object) -> TablizerSnapshot | None:
+    """Return the user's snapshot `snapshot_id`, or None (also for another user's snapshot)."""
+    return snapshots_for_user(user=user).filter(pk=snapshot_id).first() if str(snapshot_id).isdigit() else None

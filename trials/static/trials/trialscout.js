@@ -23,6 +23,14 @@
         var body = results.querySelector("tbody");
         if (!rows.length || !body) { window.location.assign(link.href); return; }
         rows.forEach(function (row) { body.appendChild(document.importNode(row, true)); });
+        // The chat tray and AI columns read the page state: it now includes this page of results.
+        var token = new URL(link.href, window.location.href).searchParams.get("page_token");
+        if (token) {
+          document.querySelectorAll("input[data-page-state]").forEach(function (input) {
+            input.value += (input.value ? "&" : "") + "more=" + encodeURIComponent(token);
+          });
+        }
+        document.dispatchEvent(new CustomEvent("research:rows-added"));
         var nextLink = next.querySelector("a[data-load-more]");
         var holder = link.parentNode;
         if (nextLink) {

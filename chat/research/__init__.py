@@ -1,0 +1,1 @@
+"""The chat tray of the research pages (Tablizer, TrialScout): context, replies, suggestions, AI columns."""

@@ -1,0 +1,244 @@
+"""The tray's replies: rules without a language model, the LLM with page tools and payloads, all verified."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chat.models import Conversation, MessageRole
+from chat.registries import page_get
+from chat.research import reply as reply_module
+from chat.research.ai_columns import LLM_REQUIRED_MESSAGE
+from chat.research.reply import tray_reply
+from evidence.models import Tag
+from tests.chat.fakes import HttpError, Reply, Text, ToolUse
+from tests.research.conftest import MELANOMA
+
+pytestmark = pytest.mark.django_db
+TRIALSCOUT = page_get("trialscout")
+TABLIZER = page_get("tablizer")
+STATE = "condition=melanoma&status=RECRUITING"
+
+
+@pytest.fixture
+def vocabulary(db) -> None:
+    Tag.objects.create(
+        code="non_small_cell_lung",
+        kind="disease",
+        label="non-small cell lung cancer",
+        synonyms=["non-small cell lung cancer", "NSCLC"],
+        mesh_terms=["Carcinoma, Non-Small-Cell Lung"],
+    )
+    Tag.objects.create(
+        code="af", kind="disease", label="atrial fibrillation", synonyms=["AF"], mesh_terms=["Atrial Fibrillation"]
+    )
+
+
+def ask(user, page, text: str, state: str = STATE):
+    conversation = Conversation.objects.create(user=user, app=page.name)
+    return tray_reply(conversation=conversation, page=page, state=state, text=text, user=user)
+
+
+def test_without_a_model_a_search_request_gets_a_rule_built_trial_search(ctgov, vocabulary, user) -> None:
+    message = ask(user, TRIALSCOUT, "phase 3 NSCLC trials that are recruiting", state="")
+
+    assert message.role == MessageRole.ASSISTANT
+    assert message.content == (
+        "Here is a ClinicalTrials.gov search for your request. Searches ClinicalTrials.gov for phase 3 trials in "
+        "non-small cell lung cancer that are recruiting. Accept it to run the search, or dismiss it to keep the "
+        "current results."
+    )
+    assert message.extras["payloads"] == [
+        {
+            "id": "p1",
+            "type": "trial_search_suggestion",
+            "data": {
+                "condition": "non-small cell lung cancer",
+                "phase": ["PHASE3"],
+                "status": ["RECRUITING"],
+                "explanation": "Searches ClinicalTrials.gov for phase 3 trials in non-small cell lung cancer that are "
+                "recruiting.",
+            },
+            "state": "pending",
+        }
+    ]
+    assert (message.extras["provider"], message.extras["intent"], message.extras["confidence"]) == (
+        "extractive",
+        "search",
+        "",
+    )
+    assert [step["step"] for step in message.extras["trace"]] == ["context", "generate", "verify"]
+    question = message.conversation.messages.get(role=MessageRole.USER)
+    assert question.context == {"page": "trialscout", "state": ""}
+    assert ctgov.log == []
+
+
+def test_without_a_model_a_pubmed_request_gets_mesh_terms_from_the_vocabulary(eutils, vocabulary, user) -> None:
+    message = ask(user, TABLIZER, "find meta-analyses on anticoagulation in AF", state="")
+
+    [payload] = message.extras["payloads"]
+    assert payload["type"] == "pubmed_query_suggestion"
+    assert payload["data"]["query"] == (
+        '("Atrial Fibrillation"[MeSH] OR AF[tiab] OR "atrial fibrillation"[tiab]) AND anticoagulation[tiab] AND '
+        '"Meta-Analysis"[pt]'
+    )
+
+
+def test_without_a_model_questions_about_the_rows_are_answered_with_citations(melanoma_search, user) -> None:
+    message = ask(user, TRIALSCOUT, "Which of these are not applicable phase?")
+
+    assert message.content.splitlines()[0] == "1 of the 3 loaded trials matches Not applicable:"
+    assert message.content.splitlines()[1] == "- Resistance Exercise in Patients With Ocular Melanoma [1]"
+    assert [(ref["n"], ref["nct"]) for ref in message.extras["references"]] == [(1, "NCT06970236")]
+    assert message.extras["payloads"] == []
+    assert message.extras["intent"] == "analyse"
+
+
+def test_without_a_model_an_overview_cites_examples_of_each_value(melanoma_search, user) -> None:
+    message = ask(user, TRIALSCOUT, "Give me an overview of the phases and statuses")
+
+    assert message.content.splitlines() == [
+        "3 trials are loaded of 480 matching the search.",
+        "",
+        "By phase:",
+        "- Phase 2: 2 trials, for example Anti-PD-1 mAb Plus Metabolic Modulator in Solid Tumor Malignancies [1]; "
+        "Pembrolizumab and Hypofractionated Radiation Therapy for the… [2].",
+        "- Not applicable: 1 trial, for example Resistance Exercise in Patients With Ocular Melanoma [3].",
+        "",
+        "By status:",
+        "- Recruiting: 3 trials, for example Resistance Exercise in Patients With Ocular Melanoma [3]; Anti-PD-1 "
+        "mAb Plus Metabolic Modulator in Solid Tumor Malignancies [1].",
+    ]
+    assert [ref["nct"] for ref in message.extras["references"]] == ["NCT04114136", "NCT04318717", "NCT06970236"]
+    assert message.extras["confidence"] == "GREEN"
+
+
+def test_without_a_model_an_ai_column_request_says_why_it_cannot_be_done(melanoma_search, user) -> None:
+    message = ask(user, TRIALSCOUT, "Add a column that flags trials enrolling over-65s")
+
+    assert message.content == LLM_REQUIRED_MESSAGE
+    assert message.extras["payloads"] == []
+
+
+def test_with_a_model_the_page_state_tools_and_payloads_reach_it_and_come_back_verified(
+    research_llm, melanoma_search, user
+) -> None:
+    research_llm.script(
+        Reply(
+            [
+                Text(
+                    "Two of the loaded trials test immunotherapy [citation:nct:NCT04114136:summary], and one "
+                    "registry study was retracted (PMID: 99999999).\n\n"
+                    "TRIAL_SEARCH_SUGGESTION:\n```json\n"
+                    + json.dumps(
+                        {
+                            "condition": "melanoma",
+                            "intervention": "pembrolizumab",
+                            "phase": ["Phase 3"],
+                            "status": ["Recruiting"],
+                            "explanation": "Narrows to phase 3 pembrolizumab trials.",
+                        }
+                    )
+                    + "\n```\n"
+                    'AI_COLUMN_SUGGESTION: {"name": "PD-1", "criteria": "Tests a PD-1 inhibitor?", "type": "number", '
+                    '"explanation": "x"}\n'
+                    "Accept the search to see them."
+                )
+            ]
+        )
+    )
+
+    message = ask(user, TRIALSCOUT, "Which of these test immunotherapy, and what should I search next?")
+
+    request = research_llm.requests[0]
+    assert request["messages"][-1]["content"] == (
+        "Question asked on the TrialScout page: Which of these test immunotherapy, and what should I search next?"
+    )
+    assert "PAGE STATE\nPAGE: TrialScout" in request["system"]
+    assert "Counts: 480 trials match in ClinicalTrials.gov; 3 loaded on the page." in request["system"]
+    assert "TRIAL_SEARCH_SUGGESTION:" in request["system"] and "AI_COLUMN_SUGGESTION:" in request["system"]
+    assert "PUBMED_QUERY_SUGGESTION" not in request["system"]
+    assert [tool["name"] for tool in request["tools"]] == ["get_trial"]
+    assert message.content.splitlines() == [
+        "Two of the loaded trials test immunotherapy [1], and one registry study was retracted.",
+        "",
+        "Accept the search to see them.",
+    ]
+    assert [ref["nct"] for ref in message.extras["references"]] == ["NCT04114136"]
+    assert [item["value"] for item in message.extras["removed"]] == ["99999999"]
+    assert [(p["type"], p["data"]["phase"], p["data"]["status"]) for p in message.extras["payloads"]] == [
+        ("trial_search_suggestion", ["PHASE3"], ["RECRUITING"])
+    ]
+    assert [(d["type"], d["reason"]) for d in message.extras["dropped_payloads"]] == [
+        ("ai_column_suggestion", "type: 'number' is not one of ['boolean', 'text']")
+    ]
+    assert message.context["in_prompt"] == 3
+    assert message.context["holding_pen"] == ""
+
+
+def test_rows_beyond_the_prompt_are_read_through_the_holding_pen(
+    research_llm, melanoma_search, user, monkeypatch
+) -> None:
+    monkeypatch.setattr(reply_module, "PROMPT_ITEMS", 1)
+    research_llm.script(
+        Reply([ToolUse("call_1", "get_staged_items", {"offset": 1})], stop_reason="tool_use"),
+        Reply([Text("The last loaded trial treats mucosal melanoma [citation:nct:NCT04318717:summary].")]),
+    )
+
+    message = ask(user, TRIALSCOUT, "What does the last trial study?")
+
+    first, second = research_llm.requests
+    assert "First 1 of 3 loaded trials" in first["system"]
+    assert "The other 2 loaded trials are staged: call get_staged_items (offset 1" in first["system"]
+    assert [tool["name"] for tool in first["tools"]] == ["get_trial", "get_staged_items"]
+    tool_result = second["messages"][-1]["content"][0]["content"]
+    assert "Rows 2-3 of 3:" in tool_result
+    assert "3. NCT04318717 | Pembrolizumab and Hypofractionated Radiation Therapy" in tool_result
+    assert [ref["nct"] for ref in message.extras["references"]] == ["NCT04318717"]
+    assert message.extras["tool_calls"][0]["name"] == "get_staged_items"
+    assert message.context["holding_pen"] != ""
+    assert message.context["in_prompt"] == 1
+
+
+def test_a_trial_the_model_fetched_becomes_a_trial_details_card(
+    research_llm, melanoma_search, study_records, user
+) -> None:
+    study_records({"NCT04114136": MELANOMA})
+    research_llm.script(
+        Reply([ToolUse("call_1", "get_trial", {"nct_id": "NCT04114136"})], stop_reason="tool_use"),
+        Reply(
+            [
+                Text(
+                    "NCT04114136 combines an anti-PD-1 antibody with a metabolic modulator "
+                    "[citation:nct:NCT04114136:registry]."
+                )
+            ]
+        ),
+    )
+
+    message = ask(user, TRIALSCOUT, "Tell me about NCT04114136")
+
+    [card] = message.extras["payloads"]
+    assert (card["type"], card["data"]["nct_id"], card["state"]) == ("trial_details", "NCT04114136", "pending")
+    assert card["data"]["brief_title"] == "Anti-PD-1 mAb Plus Metabolic Modulator in Solid Tumor Malignancies"
+    assert message.extras["references"][0]["nct"] == "NCT04114136"
+
+
+def test_when_the_model_fails_the_rules_answer_with_a_notice(research_llm, melanoma_search, user) -> None:
+    research_llm.script(HttpError(529, "overloaded_error", "Overloaded"))
+
+    message = ask(user, TRIALSCOUT, "Which of these are recruiting?")
+
+    assert message.content.startswith("3 of the 3 loaded trials match Recruiting:")
+    assert message.extras["provider"] == "extractive"
+    assert message.extras["error"]["notice"].startswith("The language model could not answer (Anthropic is overloaded")
+    assert message.extras["error"]["notice"].endswith("; this reply was built by rules.")
+
+
+def test_an_empty_question_stores_nothing(user) -> None:
+    conversation = Conversation.objects.create(user=user, app="trialscout")
+
+    with pytest.raises(Exception, match="Type a question first"):
+        tray_reply(conversation=conversation, page=TRIALSCOUT, state="", text="  ", user=user)
+    assert conversation.messages.count() == 0
