@@ -18,15 +18,6 @@
     return node;
   }
 
-  function parseEvent(block) {
-    var name = "message", data = [];
-    block.split("\n").forEach(function (line) {
-      if (line.indexOf("event:") === 0) { name = line.slice(6).trim(); }
-      else if (line.indexOf("data:") === 0) { data.push(line.slice(5).replace(/^ /, "")); }
-    });
-    if (!data.length) { return null; }
-    try { return { name: name, data: JSON.parse(data.join("\n")) }; } catch (error) { return null; }
-  }
 
   function addToSidebar(url, title) {
     var list = document.querySelector(".chat-conversations");
@@ -112,35 +103,7 @@
       }
     }
 
-    fetch(form.action + "?stream=1", {
-      method: "POST",
-      body: body,
-      credentials: "same-origin",
-      headers: { "Accept": "text/event-stream", "X-CSRFToken": body.get("csrfmiddlewaretoken") || "" }
-    }).then(function (response) {
-      if (!response.ok || !response.body) {
-        return response.json().then(function (payload) {
-          throw new Error((payload.error && payload.error.message) || ("The server answered " + response.status + "."));
-        }, function () { throw new Error("The server answered " + response.status + "."); });
-      }
-      var reader = response.body.getReader();
-      var decoder = new TextDecoder();
-      var buffer = "";
-      function pump() {
-        return reader.read().then(function (chunk) {
-          if (chunk.done) {
-            if (buffer.trim()) { handle(parseEvent(buffer.trim())); }
-            return;
-          }
-          buffer += decoder.decode(chunk.value, { stream: true }).replace(/\r\n/g, "\n");
-          var blocks = buffer.split("\n\n");
-          buffer = blocks.pop();
-          blocks.forEach(function (block) { if (block.trim()) { handle(parseEvent(block.trim())); } });
-          return pump();
-        });
-      }
-      return pump();
-    }).then(function () {
+    window.MedCite.postEventStream(form.action + "?stream=1", body, body.get("csrfmiddlewaretoken"), handle).then(function () {
       if (!finished) { showError(pending, "The answer stream ended early. Reload the page: a finished answer is saved."); }
     }).catch(function (error) {
       showError(pending, error.message || "The question could not be sent.");

@@ -27,15 +27,6 @@
   var announcer = document.getElementById("tray-status");
   function announce(text) { if (announcer) { announcer.textContent = text; } }
 
-  function parseEvent(block) {
-    var name = "message", data = [];
-    block.split("\n").forEach(function (line) {
-      if (line.indexOf("event:") === 0) { name = line.slice(6).trim(); }
-      else if (line.indexOf("data:") === 0) { data.push(line.slice(5).replace(/^ /, "")); }
-    });
-    if (!data.length) { return null; }
-    try { return { name: name, data: JSON.parse(data.join("\n")) }; } catch (error) { return null; }
-  }
 
   /* --- The tray: stream a reply into the thread ---------------------------------------------- */
   var trayForm = document.querySelector("form[data-tray-form]");
@@ -108,35 +99,7 @@
       }
 
       body.set("state", pageState());
-      fetch(trayForm.action + "?stream=1", {
-        method: "POST",
-        body: body,
-        credentials: "same-origin",
-        headers: { "Accept": "text/event-stream", "X-CSRFToken": csrfToken(trayForm) }
-      }).then(function (response) {
-        if (!response.ok || !response.body) {
-          return response.json().then(function (payload) {
-            throw new Error((payload.error && payload.error.message) || ("The server answered " + response.status + "."));
-          }, function () { throw new Error("The server answered " + response.status + "."); });
-        }
-        var reader = response.body.getReader();
-        var decoder = new TextDecoder();
-        var buffer = "";
-        function pump() {
-          return reader.read().then(function (chunk) {
-            if (chunk.done) {
-              if (buffer.trim()) { handle(parseEvent(buffer.trim())); }
-              return;
-            }
-            buffer += decoder.decode(chunk.value, { stream: true }).replace(/\r\n/g, "\n");
-            var blocks = buffer.split("\n\n");
-            buffer = blocks.pop();
-            blocks.forEach(function (block) { if (block.trim()) { handle(parseEvent(block.trim())); } });
-            return pump();
-          });
-        }
-        return pump();
-      }).then(function () {
+      window.MedCite.postEventStream(trayForm.action + "?stream=1", body, csrfToken(trayForm), handle).then(function () {
         if (!finished) { fail("The reply stream ended early. Reload the page: a finished reply is saved."); }
       }).catch(function (error) {
         fail(error.message || "The question could not be sent.");
