@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -27,6 +27,9 @@ def is_curator(user: Any) -> bool:
 
 class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
     """Admin in which curators edit and import, and other staff view and export."""
+
+    # A URL typed without a scheme is taken as https (Django 6's default, chosen now).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_active and request.user.is_staff

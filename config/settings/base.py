@@ -42,8 +42,6 @@ DATABASES = {"default": env.db_url_config(_database_url)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0 if DEBUG else 60)
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_medcite")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Django 6 behaviour now: a URL typed without a scheme is taken as https.
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 # --- Applications --------------------------------------------------------------------------
 INSTALLED_APPS = [
