@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
@@ -59,3 +60,25 @@ def snapshots_for_user(*, user: object) -> QuerySet[TablizerSnapshot]:
 def snapshot_get(*, user: object, snapshot_id: object) -> TablizerSnapshot | None:
     """Return the user's snapshot `snapshot_id`, or None (also for another user's snapshot)."""
     return snapshots_for_user(user=user).filter(pk=snapshot_id).first() if str(snapshot_id).isdigit() else None
+
+
+def word_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int]:
+    """Return how many stored chunks contain each word (by its English full-text lexeme) and the chunk total.
+
+    One query over the `LexemeStat` table the store keeps up to date, instead of a full-text count
+    per word; a word with no lexeme (a stop word) counts 0. Returns ({}, 0) before the first count.
+    """
+    unique = list(dict.fromkeys(words))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ndoc FROM pubmed_lexemestat WHERE lexeme = ''")
+        row = cursor.fetchone()
+        if not row or not row[0] or not unique:
+            return {}, 0
+        cursor.execute(
+            "SELECT w.word, COALESCE(max(s.ndoc), 0) FROM unnest(%s::text[]) AS w(word) "
+            "LEFT JOIN LATERAL unnest(to_tsvector('english', w.word)) AS t(lexeme, positions, weights) ON true "
+            "LEFT JOIN pubmed_lexemestat s ON s.lexeme = t.lexeme AND s.lexeme <> '' "
+            "GROUP BY w.word",
+            [unique],
+        )
+        return {word: int(ndoc) for word, ndoc in cursor.fetchall()}, int(row[0])

@@ -146,22 +146,6 @@ def relevance(*, question_terms: Sequence[str], text: str, weights: dict[str, fl
     return round(found / total, 3) if total else 0.0
 
 
-def term_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int]:
-    """Return how many stored abstract chunks contain each word (PostgreSQL full-text), and the chunk count."""
-    from django.contrib.postgres.search import SearchQuery
-
-    from pubmed.models import AbstractChunk
-
-    total = AbstractChunk.objects.count()
-    if not total:
-        return {}, 0
-    frequencies = {
-        word: AbstractChunk.objects.filter(search_vector=SearchQuery(word, config="english")).count()
-        for word in dict.fromkeys(words)
-    }
-    return frequencies, total
-
-
 def term_weights(*, question: str, vocabulary: TagVocabulary, tags: Iterable[str]) -> dict[str, float]:
     """Weigh the question's terms by rarity in the abstract store (IDF); disease-tag words count double.
 
@@ -172,7 +156,9 @@ def term_weights(*, question: str, vocabulary: TagVocabulary, tags: Iterable[str
     surface = {}
     for token in tokens(question):
         surface.setdefault(stem(token), token)
-    frequencies, total = term_document_frequencies([surface.get(term, term) for term in terms])
+    from pubmed.selectors import word_document_frequencies
+
+    frequencies, total = word_document_frequencies([surface.get(term, term) for term in terms])
     weights = {term: math.log((total + 1) / (frequencies.get(surface.get(term, term), 0) + 1)) + 0.1 for term in terms}
     for tag in tags:
         for form in vocabulary.forms.get(tag, ()):

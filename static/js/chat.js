@@ -59,17 +59,8 @@
     if (!question) { return; }  // let the browser's required-field message show
     event.preventDefault();
     var body = new FormData(form);
-    var asked = element("article", "chat-turn user");
-    asked.appendChild(element("p", "chat-question", question));
-    var pending = element("article", "chat-turn assistant pending");
-    pending.setAttribute("aria-busy", "true");
-    var progress = element("p", "chat-progress muted", "Reading the question…");
-    var preview = element("div", "chat-answer chat-preview");
-    preview.setAttribute("data-testid", "answer-preview");
-    pending.appendChild(progress);
-    pending.appendChild(preview);
-    thread.appendChild(asked);
-    thread.appendChild(pending);
+    var turn = window.MedCite.appendPendingTurn(thread, question, "Reading the question…", "answer-preview");
+    var pending = turn.pending, progress = turn.progress, preview = turn.preview;
     textarea.value = "";
     button.disabled = true;
     announce("Question sent. Searching the evidence.");

@@ -41,17 +41,8 @@
       var body = new FormData(trayForm);
       var empty = thread.querySelector(".tray-empty");
       if (empty) { empty.remove(); }
-      var asked = element("article", "chat-turn user");
-      asked.appendChild(element("p", "chat-question", question));
-      var pending = element("article", "chat-turn assistant pending");
-      pending.setAttribute("aria-busy", "true");
-      var progress = element("p", "chat-progress muted", "Reading the page…");
-      var preview = element("div", "chat-answer chat-preview");
-      preview.setAttribute("data-testid", "tray-preview");
-      pending.appendChild(progress);
-      pending.appendChild(preview);
-      thread.appendChild(asked);
-      thread.appendChild(pending);
+      var turn = window.MedCite.appendPendingTurn(thread, question, "Reading the page…", "tray-preview");
+      var pending = turn.pending, progress = turn.progress, preview = turn.preview;
       pending.scrollIntoView({ block: "nearest" });
       textarea.value = "";
       button.disabled = true;

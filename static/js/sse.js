@@ -1,4 +1,4 @@
-/* MedCite: POST a form and read the server-sent events of the reply (chat page and research trays). */
+/* MedCite: the streamed question-and-answer turn shared by the chat page and the research trays. */
 (function () {
   "use strict";
 
@@ -46,6 +46,31 @@
     });
   }
 
+  function element(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) { node.className = className; }
+    if (text) { node.textContent = text; }
+    return node;
+  }
+
+  /* Append the asked question and a pending answer (progress line + streamed preview) to `thread`;
+     return {pending, progress, preview}. */
+  function appendPendingTurn(thread, question, progressText, previewTestId) {
+    var asked = element("article", "chat-turn user");
+    asked.appendChild(element("p", "chat-question", question));
+    var pending = element("article", "chat-turn assistant pending");
+    pending.setAttribute("aria-busy", "true");
+    var progress = element("p", "chat-progress muted", progressText);
+    var preview = element("div", "chat-answer chat-preview");
+    preview.setAttribute("data-testid", previewTestId);
+    pending.appendChild(progress);
+    pending.appendChild(preview);
+    thread.appendChild(asked);
+    thread.appendChild(pending);
+    return { pending: pending, progress: progress, preview: preview };
+  }
+
   window.MedCite = window.MedCite || {};
   window.MedCite.postEventStream = postEventStream;
+  window.MedCite.appendPendingTurn = appendPendingTurn;
 })();
