@@ -8,6 +8,8 @@ Relevance is 0-100 from tag overlap with the question's PICO:
 - 20-49   only a secondary disease tag matches
 - 0-9     no disease tag in common (a broader tag alone scores 5): excluded
 
+Within a score, stronger curated evidence comes first, then the better retrieval match.
+
 A study of the question's anchor pack that shares its primary disease scores at least 95: the
 curators chose it as the evidence for exactly this scenario.
 
@@ -47,6 +49,7 @@ class Candidate:
     source: str  # "library" or "pubmed"
     year: int | None = None
     retrieval_score: float = 0.0
+    strength: int = 0  # library evidence strength (3 high, 2 moderate, 1 low); 0 for abstracts
     is_anchor: bool = False
     payload: Any = field(default=None, compare=False, hash=False)
 
@@ -129,7 +132,13 @@ def rank_references(
     ranked = [relevance(candidate, pico, vocabulary) for candidate in _unique(candidates)]
     order = sorted(
         ranked,
-        key=lambda r: (r.score, r.candidate.retrieval_score, r.candidate.year or 0, r.candidate.key),
+        key=lambda r: (
+            r.score,
+            r.candidate.strength,
+            r.candidate.retrieval_score,
+            r.candidate.year or 0,
+            r.candidate.key,
+        ),
         reverse=True,
     )
     relevant = [r for r in order if r.score >= MIN_RELEVANCE]
@@ -145,7 +154,7 @@ def rank_references(
         promoted = primaries_out.pop(0)
         items.append(promoted)
         primaries_in.append(promoted)
-    items.sort(key=lambda r: (r.score, r.candidate.retrieval_score), reverse=True)
+    items.sort(key=lambda r: (r.score, r.candidate.strength, r.candidate.retrieval_score), reverse=True)
 
     relaxed = False
     if len(items) < RELAX_BELOW:

@@ -130,6 +130,7 @@ def candidates_for(
             source="library",
             year=study.publication_year,
             retrieval_score=1.0 + wording.get(study.study_name, 0.0) + 0.01 * source.score,
+            strength=study.evidence_strength,
             is_anchor=study.pk in anchors,
         )
         for source, study in library

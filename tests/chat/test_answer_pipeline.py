@@ -22,12 +22,12 @@ def test_library_question_is_answered_from_verified_references_first(library):
     assert result.answer.startswith(
         "### Curated library evidence\n\n- **2023 ACC/AHA/ACCP/HRS Atrial Fibrillation Guideline**"
     )
-    # The anchor pack (AF + CKD guidelines) first, then the AF anticoagulation trials, by tag relevance.
+    # The anchor pack (AF + CKD guidelines, strongest first), then the AF anticoagulation trials.
     assert [reference["pmid"] for reference in result.references] == [
         "38033089",
-        "29522134",
         "39210723",
         "38490803",
+        "29522134",
         "37952132",
         "37622677",
     ]

@@ -265,3 +265,16 @@ def test_image_queries_are_built_from_tag_labels_only(diseases, decisions):
 def test_an_imaging_term_makes_a_question_not_a_pure_management_one():
     assert IMAGING == ["imaging"]
     assert not is_management_question(make_pico(["af"], ["anticoagulation", "imaging"]), VOCAB)
+
+
+def test_within_a_score_stronger_evidence_ranks_first():
+    pico = make_pico(["colon", "ctdna"], ["adjuvant", "de-escalation"])
+
+    def study(key, strength, retrieval):
+        tags = frozenset({"colon", "ctdna"}), frozenset({"adjuvant", "de-escalation"})
+        return Candidate(key, key, *tags, True, False, "library", 2022, retrieval, strength=strength)
+
+    result = rank_references(
+        [study("protocol", 1, 1.9), study("trial", 3, 1.2), study("cohort", 2, 1.5)], pico=pico, vocabulary=VOCAB
+    )
+    assert [r.candidate.key for r in result.items] == ["trial", "cohort", "protocol"]
