@@ -1,5 +1,6 @@
 import pytest
 
+from pubmed.models import LexemeStat
 from pubmed.parsers import AbstractRecord
 from pubmed.selectors import word_document_frequencies
 from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
@@ -23,4 +24,5 @@ def test_word_frequencies_come_from_lexeme_stats_in_one_query(django_assert_num_
 
 
 def test_word_frequencies_are_empty_before_anything_is_counted():
+    LexemeStat.objects.all().delete()  # the state of a store whose statistics were never computed
     assert word_document_frequencies(["apixaban"]) == ({}, 0)
