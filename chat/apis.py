@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from chat import selectors
 from chat.models import Conversation, ConversationApp, Message, MessageRole
-from chat.services.answer import MAX_QUESTION_CHARS
+from chat.pipeline import MAX_QUESTION_CHARS, answer_document
 from chat.services.conversations import (
     AnswerSaved,
     QuestionSaved,
@@ -75,21 +75,7 @@ class ConversationDetailOutput(ConversationOutput):
 
 def ask_document(message: Message) -> dict[str, Any]:
     """Return the `ask` JSON of a stored assistant message (DESIGN.md section 6)."""
-    extras = message.extras
-    document = {
-        "answer": message.content,
-        "citations": extras.get("citations", []),
-        "references": extras.get("references", []),
-        "confidence": extras.get("confidence", ""),
-        "abstained": bool(extras.get("abstained", False)),
-        "trace": extras.get("trace", []),
-        "settings_hash": message.settings_hash,
-        "provider": extras.get("provider", ""),
-        "flags": extras.get("flags", []),
-    }
-    if extras.get("error"):
-        document["error"] = extras["error"]
-    return document
+    return answer_document(answer=message.content, extras=message.extras, settings_hash=message.settings_hash)
 
 
 class ConversationListCreateApi(APIView):

@@ -17,7 +17,7 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, StreamingHttpResponse
 
-from chat.services.answer import DeltaEvent, ResetEvent, StatusEvent
+from chat.pipeline import DeltaEvent, ResetEvent, StatusEvent
 from chat.services.conversations import AnswerSaved, QuestionSaved, ReplyEvent
 
 EVENT_STREAM = "text/event-stream"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.base import Generation, GenerationRequest, ProviderEvent, TextDelta
-from chat.services.composer import compose_answer
+from chat.providers.composer import compose_answer
 
 
 class ExtractiveProvider:

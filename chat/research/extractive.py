@@ -16,9 +16,9 @@ from dataclasses import replace as dataclass_replace
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
+from chat.providers.composer import compose_answer
 from chat.research.context import PageContext, PageItem, facet_counts
 from chat.research.rules import PUBLICATION_TYPES
-from chat.services.composer import compose_answer
 from chat.services.text import content_terms, stems
 from evidence.citations import EvidenceSet
 from trials.constants import PHASES

@@ -19,6 +19,7 @@ import structlog
 from chat.answer_settings import AnswerSettings, answer_settings
 from chat.models import Conversation, Message, MessageRole
 from chat.payloads import ParsedPayload, check_payload, parse_payloads, payload_preview_cut, tidy_prose
+from chat.pipeline import DeltaEvent, ResetEvent, StatusEvent
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, ProviderError, TextDelta, ToolActivity
 from chat.registries import Page, page_payload_types, payload_type_get
@@ -30,7 +31,6 @@ from chat.research.prompts import build_tray_prompt, build_tray_turn
 from chat.research.rules import COLUMN, SEARCH, build_pubmed_query, build_trial_search, classify_request
 from chat.research.tools import PageToolbox
 from chat.selectors import conversation_history
-from chat.services.answer import DeltaEvent, ResetEvent, StatusEvent
 from chat.services.conversations import (
     UNEXPECTED_FAILURE,
     AnswerSaved,

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from chat.answer_settings import AnswerSettings, answer_settings
 from chat.models import Conversation, ConversationApp, Message, MessageRole
+from chat.pipeline import MAX_QUESTION_CHARS, AnswerResult, DoneEvent, PipelineEvent, answer_events
 from chat.selectors import conversation_history
-from chat.services.answer import MAX_QUESTION_CHARS, AnswerResult, DoneEvent, PipelineEvent, answer_events
 
 logger = structlog.get_logger(__name__)
 

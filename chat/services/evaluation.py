@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from chat.answer_settings import AnswerSettings
-from chat.services.answer import AnswerResult, answer_question
+from chat.pipeline import AnswerResult, answer_question
 from evidence import identifiers
 from evidence.citations import identifiers_in
 from evidence.models import Study

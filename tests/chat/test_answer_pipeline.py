@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from chat.answer_settings import answer_settings
-from chat.services.answer import DeltaEvent, DoneEvent, StatusEvent, answer_events, answer_question
+from chat.pipeline import DeltaEvent, DoneEvent, StatusEvent, answer_events, answer_question
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +41,7 @@ def test_library_question_is_answered_from_verified_references_first(library):
         "extractive",
     )
     assert {key: value for key, value in result.context.items() if key != "pico"} == {
-        "tags": ["af", "anticoagulation", "ckd"],
+        "tags": ["af", "stage_iv", "ckd"],
         "context": None,
         "intent": "af_ckd_anticoagulation",
     }
@@ -119,7 +119,7 @@ def test_search_failure_is_logged_and_the_library_still_answers(library, stored_
     def broken(**kwargs):
         raise RuntimeError("vector index missing")
 
-    monkeypatch.setattr("pubmed.services.search.hybrid_search", broken)
+    monkeypatch.setattr("chat.pipeline.retrieve.hybrid_search", broken)
     result = answer_question(
         question="Does dapagliflozin benefit patients with heart failure and preserved ejection fraction?"
     )
@@ -149,7 +149,7 @@ def test_an_empty_abstract_store_is_not_searched(library, monkeypatch):
     def must_not_run(**kwargs):
         raise AssertionError("hybrid search ran on an empty store")
 
-    monkeypatch.setattr("pubmed.services.search.hybrid_search", must_not_run)
+    monkeypatch.setattr("chat.pipeline.retrieve.hybrid_search", must_not_run)
     result = answer_question(question="Is apixaban safe in atrial fibrillation with CKD?")
     assert result.abstained is False
     assert next(step for step in result.trace if step["step"] == "retrieve")["data"]["error"] == ""

@@ -4,7 +4,7 @@ import re
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from chat.services.composer import abstract_sentences, compose_answer, score_sentence
+from chat.providers.composer import abstract_sentences, compose_answer, score_sentence
 from chat.services.text import content_terms
 from evidence.citations import EvidenceSet, EvidenceSource, verify_answer
 

@@ -6,9 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from chat.models import Conversation, Message, MessageRole
+from chat.pipeline import DeltaEvent
 from chat.selectors import conversation_history
 from chat.services import conversations as conversation_services
-from chat.services.answer import DeltaEvent
 from chat.services.conversations import (
     UNEXPECTED_FAILURE,
     AnswerSaved,

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from chat.services.answer import answer_question
+from chat.pipeline import answer_question
 from evidence.models import DecisionAid, Study
 from evidence.references import is_direct_url
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from chat.pipeline import answer_question
 from chat.providers import get_provider
 from chat.providers.base import ProviderError
-from chat.services.answer import answer_question
 from evidence.pico import PICO_JSON_SCHEMA
 from tests.chat.fakes import Reply, Text
 

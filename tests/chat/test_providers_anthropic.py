@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from chat.services.answer import DeltaEvent, DoneEvent, ResetEvent, answer_events, answer_question
+from chat.pipeline import DeltaEvent, DoneEvent, ResetEvent, answer_events, answer_question
 from chat.tools import TOOLS
 from tests.chat.fakes import Garbage, HttpError, Reply, StreamError, Text, ToolUse
 

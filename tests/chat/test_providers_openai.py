@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.services.answer import answer_question
+from chat.pipeline import answer_question
 from tests.chat.fakes import Garbage, HttpError, Reply, StreamError, Text, ToolUse
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answer_settings import answer_settings
-from chat.services.answer import answer_question
+from chat.pipeline import answer_question
 from chat.services.conversations import check_question
 
 

@@ -1,0 +1,236 @@
+"""Step 3, retrieve: library studies for the question's tags (VERIFIED REFERENCES), stored-abstract
+chunks from hybrid search, and - when the evidence does not suffice - a live PubMed search."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import structlog
+from django.core.cache import cache
+
+from chat.pipeline.sources import hit_source, study_source
+from chat.pipeline.state import AnswerRun, TraceStep, names, plural
+from chat.services.text import stems
+from evidence import selectors as evidence_selectors
+from evidence.citations import EvidenceSource
+from evidence.models import Study
+from pubmed.models import AbstractChunk
+from pubmed.services.ingest import fetch_and_cache
+from pubmed.services.search import hybrid_search
+
+logger = structlog.get_logger(__name__)
+
+# A library study is kept when its tag score reaches this share of the best study's score, so a
+# colon-cancer question does not pull in breast-cancer studies that share only the "ctdna" tag.
+LIBRARY_RELATIVE_SCORE = 0.5
+LIVE_SEARCH_DOWN_KEY = "medcite:pubmed-live-search-down"
+LIVE_SEARCH_BACKOFF_SECONDS = 300
+
+
+def library_lookup(run: AnswerRun) -> TraceStep:
+    """Choose the library studies for the question: those it names, then its best tag matches."""
+    pico = run.require_pico()
+    run.tags = list(pico.disease_tags)
+    limit = run.settings.library_limit
+    candidates = (
+        evidence_selectors.studies_for_tags(tags=run.tags, context=run.context, limit=max(limit * 4, 20))
+        if run.tags
+        else []
+    )
+    weights = tag_weights(run.library)
+    wanted = set(run.tags)
+    run.tag_scores = scores = {
+        study.study_name: sum(weights.get(tag.lower(), 0.0) for tag in study.disease_tags if tag.lower() in wanted)
+        for study in candidates
+    }
+    best = max(scores.values(), default=0.0)
+    # Among studies matching the same tags, those whose own words answer the question come first
+    # ("empagliflozin" picks EMPEROR-Preserved over the HF guideline).
+    run.wording = wording = {
+        study.study_name: relevance(
+            terms=run.terms, text=" ".join([study.study_name, study.title, study.key_finding, *study.aliases])
+        )
+        for study in candidates
+    }
+    ranked = sorted(
+        (study for study in candidates if scores[study.study_name] >= LIBRARY_RELATIVE_SCORE * best),
+        key=lambda study: (
+            -scores[study.study_name],
+            -wording[study.study_name],
+            -study.evidence_strength,
+            -(study.publication_year or 0),
+        ),
+    )
+    matched = [*run.named, *[study for study in ranked if study not in run.named]][:limit] if limit else []
+    run.matched = matched
+    run.intent = (run.classification.anchor_scenario if run.classification else None) or _intent(
+        matched, scores, best, run.tags
+    )
+    chosen = list(dict.fromkeys([*run.anchors, *matched]))
+    run.library_sources = [
+        (study_source(study, approved=True, score=scores.get(study.study_name, 0.0)), study) for study in chosen
+    ]
+    return TraceStep(
+        "library",
+        "Looked up the curated library",
+        plural(len(chosen), "matching study", "matching studies")
+        + (f": {names(chosen, 'study_name')}" if chosen else ""),
+        {"studies": [source.doc_id for source, _ in run.library_sources], "intent": run.intent},
+    )
+
+
+def _intent(chosen: Sequence[Study], scores: dict[str, float], best: float, tags: Sequence[str]) -> str:
+    """Return the anchor scenario most common among the best-scoring studies, else the first tag."""
+    top = [study for study in chosen if scores.get(study.study_name, 0.0) >= best] or list(chosen)
+    anchors = [anchor for study in top for anchor in study.anchor_scenarios]
+    if anchors:
+        return min(set(anchors), key=lambda anchor: (-anchors.count(anchor), anchor))
+    return tags[0] if tags else "general"
+
+
+def tag_weights(library: Sequence[Study]) -> dict[str, float]:
+    """Return each library disease tag's rarity weight: rare tags say more about a study than common ones."""
+    counts: Counter[str] = Counter(tag.lower() for study in library for tag in {t.lower() for t in study.disease_tags})
+    total = max(len(library), 1)
+    return {tag: math.log(1 + total / count) for tag, count in counts.items()}
+
+
+def relevance(*, terms: Sequence[str], text: str, weights: dict[str, float] | None = None) -> float:
+    """Return the weighted share of the question's content terms that occur in `text` (0-1)."""
+    if not terms:
+        return 0.0
+    weights = weights or {}
+    present = stems(text)
+    total = sum(weights.get(term, 1.0) for term in terms)
+    found = sum(weights.get(term, 1.0) for term in terms if term in present)
+    return round(found / total, 3) if total else 0.0
+
+
+def search_abstracts(run: AnswerRun) -> TraceStep:
+    """Search the stored abstracts for the question (each sub-query), scoring each hit's relevance."""
+    try:
+        run.retrieved, run.retrieval_error = abstract_sources(run), ""
+    except Exception as exc:  # search is an enhancement: a failure must not cost the answer
+        logger.exception("retrieval_failed", question_chars=len(run.question))
+        run.retrieved, run.retrieval_error = [], f"{type(exc).__name__}: {exc}"
+    relevant = len({source.doc_id for source in run.retrieved if source.approved})
+    queries = len(run.sub_queries)
+    return TraceStep(
+        "retrieve",
+        "Searched stored PubMed abstracts",
+        (
+            f"Search failed ({run.retrieval_error}); continuing with the library only"
+            if run.retrieval_error
+            else f"{len(run.retrieved)} chunk(s) retrieved for {queries} quer{'y' if queries == 1 else 'ies'}, "
+            f"{relevant} abstract(s) relevant enough to cite (relevance >= {run.settings.min_relevance:g})"
+        ),
+        {
+            "hits": [
+                {"doc_id": s.doc_id, "chunk_id": s.chunk_id, "relevance": s.score, "approved": s.approved}
+                for s in run.retrieved
+            ],
+            "error": run.retrieval_error,
+        },
+    )
+
+
+def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
+    """Return stored-abstract chunks for the question from hybrid search, approved when relevant enough.
+
+    Each sub-query is searched with the classification's MeSH exclusions; an abstract found by
+    several keeps its best hit. Search returns each abstract's best chunk; for approved abstracts
+    the other chunks follow it, since results and conclusions often sit in a later chunk.
+    """
+    if not AbstractChunk.objects.exists():
+        return []  # nothing stored yet: no need to load the embedding model for an empty search
+    settings = run.settings
+    exclude = run.classification.excluded_mesh if run.classification else []
+    best: dict[str, Any] = {}
+    for query in [sub.text for sub in run.sub_queries] or [run.question]:
+        for hit in hybrid_search(query=query, k=settings.retrieval_k, mesh_exclude=exclude, rerank=settings.rerank):
+            if hit.pmid not in best or hit.score > best[hit.pmid].score:
+                best[hit.pmid] = hit
+    hits = sorted(best.values(), key=lambda hit: hit.score, reverse=True)
+    scored = [(hit, relevance(terms=run.terms, text=f"{hit.title}\n{hit.text}", weights=run.weights)) for hit in hits]
+    approved_pmids = [hit.pmid for hit, score in scored if score >= settings.min_relevance]
+    siblings: dict[str, list[AbstractChunk]] = {}
+    for chunk in AbstractChunk.objects.filter(abstract_id__in=approved_pmids).only(
+        "abstract_id", "ordinal", "section", "text"
+    ):
+        siblings.setdefault(chunk.abstract_id, []).append(chunk)
+    sources = []
+    for hit, score in scored:
+        base = hit_source(hit, score=score, approved=score >= settings.min_relevance)
+        sources.append(base)
+        for chunk in sorted(siblings.get(hit.pmid, []), key=lambda item: item.ordinal):
+            if chunk.chunk_id != base.chunk_id:
+                sources.append(replace(base, chunk_id=chunk.chunk_id, text=chunk.text, section=chunk.section))
+    return sources
+
+
+def live_search_query(run: AnswerRun) -> str:
+    """Return the PubMed query for the live search: the question's tags, MeSH-expanded, else its words."""
+    pico, vocabulary = run.require_pico(), run.vocabulary
+    assert vocabulary is not None
+    parts = []
+    for code in [pico.primary_disease_tag, *pico.secondary_disease_tags[:1]]:
+        if not code:
+            continue
+        label = f'"{vocabulary.label(code)}"[Title/Abstract]'
+        mesh = vocabulary.terms[code].mesh_terms[:1] if code in vocabulary.terms else ()
+        parts.append(f'({label} OR "{mesh[0]}"[MeSH Terms])' if mesh else label)
+    if pico.primary_decision_tag:
+        parts.append(f'"{vocabulary.label(pico.primary_decision_tag)}"[Title/Abstract]')
+    if not parts:
+        return " ".join(run.question.split()[:20])
+    return " AND ".join(parts)
+
+
+def search_live(run: AnswerRun) -> TraceStep:
+    """Search PubMed live, store what it finds and search the store again; record what happened.
+
+    After a failure (NCBI unreachable) the live search is skipped for five minutes, so an offline
+    deployment answers from stored evidence without waiting on retries for every question.
+    """
+    query = live_search_query(run)
+    live: dict[str, Any]
+    if cache.get(LIVE_SEARCH_DOWN_KEY):
+        live = {"ran": False, "query": query, "reason": "PubMed was unreachable a moment ago; not retried yet"}
+    else:
+        try:
+            outcome = fetch_and_cache(queries=[query], max_per_query=run.settings.live_search_max_results)
+        except Exception as exc:  # the live search must never cost the answer
+            logger.exception("live_search_failed")
+            live = {"ran": True, "query": query, "error": f"{type(exc).__name__}: {exc}"}
+        else:
+            if outcome.unavailable:
+                cache.set(LIVE_SEARCH_DOWN_KEY, True, LIVE_SEARCH_BACKOFF_SECONDS)
+            logger.info(
+                "live_pubmed_search", query=query, found=outcome.found, new=outcome.new, errors=len(outcome.errors)
+            )
+            live = {
+                "ran": True,
+                "query": query,
+                "found": outcome.found,
+                "new": outcome.new,
+                "pmids": outcome.pmids,
+                "errors": outcome.errors[:3],
+            }
+    run.live = live
+    if live.get("ran") and not live.get("error"):
+        search_abstracts(run)
+    return TraceStep(
+        "live_search",
+        "Searched PubMed live",
+        (
+            f"Query {query!r}: {live.get('found', 0)} found, {live.get('new', 0)} new"
+            if live.get("ran") and not live.get("error")
+            else f"Not run: {live.get('reason') or live.get('error')}"
+        )
+        + (f"; errors: {'; '.join(live['errors'])}" if live.get("errors") else ""),
+        live,
+    )

@@ -1,0 +1,116 @@
+"""The one object an answer run carries through the pipeline steps, and the trace derived from it.
+
+Each step reads what earlier steps put on the `AnswerRun`, adds its own part, and returns a
+`TraceStep` that describes what it decided, computed from the run rather than assembled beside it
+(the shape of PaperQA2's session object).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chat.answer_settings import AnswerSettings
+from chat.providers.base import Generation, ProviderError
+from evidence.citations import EvidenceSet, EvidenceSource, VerifiedAnswer
+from evidence.classification import Classification
+from evidence.decomposition import SubQuery
+from evidence.models import Study
+from evidence.pico import Pico
+from evidence.ranking import RankingResult
+from evidence.sufficiency import Sufficiency
+from evidence.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One line of "How this answer was built": what a step decided, in words and as data."""
+
+    step: str
+    label: str
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AnswerRun:
+    """Everything known about one question, from the words typed to the verified answer."""
+
+    question: str
+    settings: AnswerSettings
+    history: list[dict[str, str]] = field(default_factory=list)
+    # understand
+    vocabulary: Vocabulary | None = None
+    pico: Pico | None = None
+    sub_queries: list[SubQuery] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=dict)
+    context: str | None = None
+    library: list[Study] = field(default_factory=list)
+    named: list[Study] = field(default_factory=list)
+    # classify
+    classification: Classification | None = None
+    anchors: list[Study] = field(default_factory=list)
+    intent: str = "general"
+    # retrieve
+    tags: list[str] = field(default_factory=list)
+    matched: list[Study] = field(default_factory=list)
+    tag_scores: dict[str, float] = field(default_factory=dict)
+    wording: dict[str, float] = field(default_factory=dict)
+    library_sources: list[tuple[EvidenceSource, Study]] = field(default_factory=list)
+    retrieved: list[EvidenceSource] = field(default_factory=list)
+    retrieval_error: str = ""
+    live: dict[str, Any] | None = None
+    # judge
+    ranking: RankingResult | None = None
+    sufficiency: Sufficiency | None = None
+    kept: list[str] = field(default_factory=list)
+    evidence: EvidenceSet | None = None
+    # generate
+    generation: Generation | None = None
+    provider: str = "extractive"
+    composed_by: str = "extractive"
+    error: ProviderError | None = None
+    # verify
+    verified: VerifiedAnswer | None = None
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    _mark: float = field(default_factory=time.monotonic, repr=False)
+
+    def record(self, step: TraceStep) -> None:
+        """Append `step` to the trace with the time spent since the previous step."""
+        now = time.monotonic()
+        self.trace.append(
+            {
+                "step": step.step,
+                "label": step.label,
+                "detail": step.detail,
+                "duration_ms": int((now - self._mark) * 1000),
+                "data": step.data,
+            }
+        )
+        self._mark = now
+
+    def require_pico(self) -> Pico:
+        """Return the PICO; the understand step must have run."""
+        if self.pico is None or self.vocabulary is None:
+            raise RuntimeError("The understand step has not run for this question.")
+        return self.pico
+
+    def approved(self) -> list[EvidenceSource]:
+        """Return the admitted sources, best first."""
+        return [source for source in (self.evidence.sources if self.evidence else []) if source.approved]
+
+
+def names(items: Sequence[Any], attribute: str, limit: int = 6) -> str:
+    """Return up to `limit` items' `attribute` joined for a trace line, with "and N more"."""
+    shown = [str(getattr(item, attribute)) for item in items[:limit]]
+    more = len(items) - limit
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """Return "1 study" / "3 studies"."""
+    return f"{count} {one if count == 1 else many}"

@@ -1,0 +1,130 @@
+"""Step 1, understand: the question becomes a PICO with disease and decision tags, retrieval
+queries, a result context (ctDNA-positive / -negative), the studies it names, and weighted terms.
+
+One vocabulary understands the question: the curated tag vocabulary (synonyms, MeSH), extended
+with the library's own disease tags that no curated tag describes yet.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from chat.pipeline.sources import study_source
+from chat.pipeline.state import AnswerRun, TraceStep, names
+from chat.providers import json_completer
+from chat.services.text import content_terms, stem, tokens
+from evidence.citations import EvidenceSet
+from evidence.decomposition import decompose_question
+from evidence.models import Study
+from evidence.pico import extract_pico
+from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
+from pubmed.selectors import word_document_frequencies
+
+_LINK = r"(?:[\s-]+(?:is|was|were|test|tests|result|results|status|remains|remained|became|level))*[\s-]*"
+_POSITIVE = re.compile(
+    rf"\b(?:ctdna|mrd){_LINK}(?:positive|detected|detectable)\b|\b(?:positive|detectable|detected)\s+(?:ctdna|mrd)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    rf"\b(?:ctdna|mrd){_LINK}(?:negative|undetectable|not\s+detected)\b|\b(?:negative|undetectable)\s+(?:ctdna|mrd)\b",
+    re.IGNORECASE,
+)
+
+
+def understand(run: AnswerRun) -> TraceStep:
+    """Extract the PICO, sub-queries, result context, named studies and term weights of `run.question`."""
+    settings = run.settings
+    run.library = list(Study.objects.all())
+    run.vocabulary = vocabulary = question_vocabulary(run.library)
+    llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
+    run.pico = pico = extract_pico(run.question, vocabulary=vocabulary, llm_json=llm_json)
+    run.sub_queries = decompose_question(run.question, pico=pico, vocabulary=vocabulary, llm_json=llm_json)
+    run.context = result_context(run.question)
+    run.named = named_studies(run.question, run.library)
+    run.terms = content_terms(run.question)
+    run.weights = term_weights(run.question, vocabulary=vocabulary, tags=pico.disease_tags)
+    return TraceStep(
+        "understand",
+        "Understood the question",
+        f"Disease tags: {', '.join(pico.disease_tags) or 'none recognised'}"
+        f" (primary {pico.primary_disease_tag or '-'}); decision tags: {', '.join(pico.decision_tags) or 'none'}"
+        f" (primary {pico.primary_decision_tag or '-'}); PICO by {pico.source}"
+        + (f"; {len(run.sub_queries)} sub-queries" if len(run.sub_queries) > 1 else "")
+        + (f"; result context: {run.context}" if run.context else "")
+        + (f"; studies named: {names(run.named, 'study_name')}" if run.named else ""),
+        {
+            "tags": pico.disease_tags,
+            "context": run.context,
+            "named_studies": [study.study_name for study in run.named],
+            "terms": run.terms,
+            "pico": pico.to_dict(),
+            "sub_queries": [query.to_dict() for query in run.sub_queries],
+        },
+    )
+
+
+def question_vocabulary(library: list[Study]) -> Vocabulary:
+    """Return the curated vocabulary plus a plain term for each library disease tag it lacks."""
+    vocabulary = load_vocabulary()
+    missing = {
+        tag.lower(): tag for study in library for tag in study.disease_tags if tag.lower() not in vocabulary.terms
+    }
+    if not missing:
+        return vocabulary
+    extra = [
+        VocabularyTerm(
+            code=code,
+            kind=DISEASE,
+            label=original.replace("_", " "),
+            synonyms=(),
+            mesh_terms=(),
+            broader=None,
+            is_imaging_term=False,
+        )
+        for code, original in missing.items()
+    ]
+    return Vocabulary.from_terms([*vocabulary.terms.values(), *extra])
+
+
+def result_context(question: str) -> str | None:
+    """Return "positive" or "negative" when the question is about a positive or negative ctDNA/MRD result."""
+    positive, negative = bool(_POSITIVE.search(question)), bool(_NEGATIVE.search(question))
+    if positive != negative:
+        return "positive" if positive else "negative"
+    return None
+
+
+def named_studies(question: str, library: list[Study]) -> list[Study]:
+    """Return the library studies the question names (by study name or alias), in library order."""
+    by_doc = {study_source(study).doc_id: study for study in library}
+    evidence = EvidenceSet(library=[study_source(study) for study in library])
+    named: list[Study] = []
+    for pattern, doc_id in evidence.name_patterns():
+        if pattern.search(question) and by_doc[doc_id] not in named:
+            named.append(by_doc[doc_id])
+    return named
+
+
+def term_weights(question: str, *, vocabulary: Vocabulary, tags: list[str]) -> dict[str, float]:
+    """Weigh the question's terms by rarity in the abstract store (IDF); words naming its disease tags count double.
+
+    Common words ("children", "treatment") then cannot make an off-topic abstract look relevant.
+    """
+    terms = content_terms(question)
+    surface: dict[str, str] = {}
+    for token in tokens(question):
+        surface.setdefault(stem(token), token)
+    frequencies, total = word_document_frequencies([surface.get(term, term) for term in terms])
+    weights = {term: math.log((total + 1) / (frequencies.get(surface.get(term, term), 0) + 1)) + 0.1 for term in terms}
+    tag_words = {
+        stem(word)
+        for code in tags
+        if code in vocabulary.terms
+        for phrase in (vocabulary.terms[code].label, code.replace("_", " "), *vocabulary.terms[code].synonyms)
+        for word in tokens(phrase)
+    }
+    for term in weights:
+        if term in tag_words:
+            weights[term] *= 2.0
+    return weights

@@ -1,0 +1,73 @@
+"""Step 7, verify: every identifier and named study in the answer must come from this turn's evidence
+or the library (else removed and logged); repair when the writer cited nothing; rate confidence."""
+
+from __future__ import annotations
+
+from chat.pipeline.state import AnswerRun, TraceStep
+from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
+from evidence.citations import RED, VerifiedAnswer, verify_answer
+
+
+def verify(run: AnswerRun) -> TraceStep:
+    """Verify the generated answer's citations into `run.verified` (an abstention when nothing was written)."""
+    assert run.evidence is not None
+    generation = run.generation
+    if generation is None:
+        assert run.error is not None
+        run.verified = VerifiedAnswer(
+            text=PROVIDER_FAILURE_MESSAGE.format(reason=run.error.message.rstrip(".")),
+            citations=[],
+            references=[],
+            confidence=RED,
+            density=0.0,
+            sentences=0,
+            cited_sentences=0,
+            removed=[],
+            flags=[],
+            was_repaired=False,
+            abstained=True,
+        )
+    else:
+        run.verified = verify_answer(
+            text=generation.text,
+            evidence=run.evidence,
+            intent=run.intent,
+            # The composer abstaining is a judgement on the evidence, not a missing citation to repair.
+            repair_max_sources=0 if generation.details.get("abstained") else run.settings.repair_max_sources,
+            abstention=ABSTENTION_NO_EVIDENCE,
+        )
+    verified = run.verified
+    return TraceStep(
+        "verify",
+        "Verified every citation",
+        f"{len(verified.references)} source(s) cited and verified; "
+        f"{len(verified.removed)} unverifiable identifier(s) removed; "
+        f"{verified.named_studies_attached} named study mention(s) given a verified identifier; "
+        f"{'repaired by attaching the top sources' if verified.was_repaired else 'no repair needed'}"
+        + ("; abstained" if verified.abstained else ""),
+        {
+            "removed": verified.removed,
+            "flags": verified.flags,
+            "named_studies_attached": verified.named_studies_attached,
+            "was_repaired": verified.was_repaired,
+            "abstained": verified.abstained,
+        },
+    )
+
+
+def rate_confidence(run: AnswerRun) -> TraceStep:
+    """Describe the confidence the verified answer earned."""
+    verified = run.verified
+    assert verified is not None
+    return TraceStep(
+        "confidence",
+        "Rated confidence",
+        f"{verified.confidence}: {len(verified.references)} cited source(s), "
+        f"{verified.cited_sentences} of {verified.sentences} sentences cited (density {verified.density:.2f})",
+        {
+            "confidence": verified.confidence,
+            "density": verified.density,
+            "sentences": verified.sentences,
+            "cited_sentences": verified.cited_sentences,
+        },
+    )
