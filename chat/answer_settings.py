@@ -36,11 +36,25 @@ class AnswerSettings(BaseModel):
     retrieval_k: int = Field(10, ge=1, le=50, description="Abstract chunks kept from hybrid search.")
     rerank: bool = Field(True, description="Rerank hybrid-search candidates before keeping the top k.")
     library_limit: int = Field(8, ge=0, le=30, description="Most curated library studies used as VERIFIED REFERENCES.")
-    min_relevance: float = Field(
-        0.45,
+    judge_semantic_weight: float = Field(
+        0.6,
         ge=0,
         le=1,
-        description="Rarity-weighted share of the question terms a retrieved chunk must contain to be approved.",
+        description="Weight of semantic similarity (question vs best chunk) against concept coverage in the "
+        "evidence judgement score; calibrated by benchmarks/answerability.py --calibrate.",
+    )
+    judge_threshold: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="Judgement score a source needs to count as addressing the question; calibrated on PubMedQA.",
+    )
+    judge_direct_threshold: float = Field(
+        0.65,
+        ge=0,
+        le=1,
+        description="Judgement score above which a source covering the condition and decision addresses the "
+        "question directly (what GREEN requires).",
     )
     repair_max_sources: int = Field(
         5,

@@ -16,7 +16,16 @@ from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
-from evidence.models import AnchorScenario, ClassificationRule, DecisionAid, GuidanceItem, IdentifierCheck, Study, Tag
+from evidence.models import (
+    Abbreviation,
+    AnchorScenario,
+    ClassificationRule,
+    DecisionAid,
+    GuidanceItem,
+    IdentifierCheck,
+    Study,
+    Tag,
+)
 from evidence.resources import GuidanceItemResource, StudyResource
 
 
@@ -235,6 +244,18 @@ class TagAdmin(CuratorEditableAdmin):
     @admin.display(description="synonyms")
     def synonym_count(self, obj: Tag) -> int:
         return len(obj.synonyms)
+
+
+@admin.register(Abbreviation)
+class AbbreviationAdmin(CuratorEditableAdmin):
+    list_display = ("term", "expansion_list", "case_sensitive")
+    list_filter = ("case_sensitive",)
+    search_fields = ("term",)
+    ordering = ("term",)
+
+    @admin.display(description="stands for")
+    def expansion_list(self, obj: Abbreviation) -> str:
+        return ", ".join(obj.expansions)
 
 
 @admin.register(AnchorScenario)

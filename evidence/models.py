@@ -245,12 +245,18 @@ class Tag(models.Model):
     kind = models.CharField(max_length=10, choices=TagKind)
     label = models.CharField(max_length=120, help_text="Human-readable name, e.g. atrial fibrillation.")
     synonyms = ArrayField(
-        models.CharField(max_length=120), default=list, blank=True,
+        models.CharField(max_length=120),
+        default=list,
+        blank=True,
         help_text="Words and phrases that mean this tag in a question (matched at word boundaries).",
     )
     mesh_terms = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     broader = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="narrower",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="narrower",
         help_text="The broader tag (hfpef → heart_failure), used to relax the ranking.",
     )
     is_imaging_term = models.BooleanField(
@@ -337,7 +343,11 @@ class DecisionAid(models.Model):
     alt_text = models.CharField(max_length=300, help_text="What the image shows, for screen readers.")
     caption = models.TextField(blank=True)
     source = models.ForeignKey(
-        Study, null=True, blank=True, on_delete=models.SET_NULL, related_name="decision_aids",
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="decision_aids",
         help_text="The guideline or study the image comes from.",
     )
     source_url = models.URLField(blank=True)
@@ -358,3 +368,42 @@ class DecisionAid(models.Model):
             raise ValidationError(
                 "A decision aid needs at least one disease tag and one decision tag: it is shown only when both match."
             )
+
+
+class Abbreviation(models.Model):
+    """A clinical abbreviation, lay word or spelling variant and the terms it stands for.
+
+    Question understanding and evidence judgement read a question's "NAC" as N-acetylcysteine,
+    "elderly" as aged / geriatric and "heart attack" as myocardial infarction, so an abstract that
+    uses the other wording still counts as addressing the question. Curators extend the list in
+    admin; the answer pipeline picks up a change with the next question.
+    """
+
+    term = models.CharField(
+        max_length=60,
+        unique=True,
+        help_text="As a clinician writes it: an abbreviation (NAC), a lay word (heart attack).",
+    )
+    expansions = ArrayField(
+        models.CharField(max_length=120),
+        help_text="What the term stands for, each as the literature writes it (N-acetylcysteine, acetylcysteine).",
+    )
+    case_sensitive = models.BooleanField(
+        default=False,
+        help_text="Match only as written (capitals): for abbreviations that are also ordinary words (CAP, MS, ALL).",
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["term"]
+
+    def __str__(self) -> str:
+        return f"{self.term} → {', '.join(self.expansions)}"
+
+    def clean(self) -> None:
+        self.term = " ".join(self.term.split())
+        self.expansions = [" ".join(value.split()) for value in self.expansions if value.strip()]
+        if not self.term:
+            raise ValidationError({"term": "Give the abbreviation or lay word, e.g. NAC."})
+        if not self.expansions:
+            raise ValidationError({"expansions": f"Say what {self.term!r} stands for: at least one expansion."})

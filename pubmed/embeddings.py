@@ -362,5 +362,28 @@ def embed_query(text: str) -> np.ndarray:
     return get_embedder().embed([text])[0]
 
 
+_CACHED: dict[tuple[str, str, str], np.ndarray] = {}
+CACHE_LIMIT = 4096
+
+
+def embed_cached(texts: Sequence[str]) -> np.ndarray:
+    """Return unit embeddings of `texts`, reusing this process's earlier embeddings of the same texts.
+
+    For texts that recur across questions (library key findings, a question searched then judged);
+    the cache is bounded and cleared whole when full.
+    """
+    key = (str(settings.EMBEDDING_MODEL), str(settings.EMBEDDING_BACKEND))
+    missing = list(dict.fromkeys(text for text in texts if (*key, text) not in _CACHED))
+    if missing:
+        if len(_CACHED) + len(missing) > CACHE_LIMIT:
+            _CACHED.clear()
+            missing = list(dict.fromkeys(texts))
+        for text, vector in zip(missing, get_embedder().embed(missing), strict=True):
+            _CACHED[(*key, text)] = vector
+    if not texts:
+        return np.zeros((0, int(get_embedder().spec.dimension)), dtype=np.float32)
+    return np.stack([_CACHED[(*key, text)] for text in texts])
+
+
 def current_model_name() -> str:
     return str(settings.EMBEDDING_MODEL)

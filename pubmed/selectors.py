@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
+from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 
 TABLIZER_SORTS = {
@@ -82,3 +84,28 @@ def word_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int
             [unique],
         )
         return {word: int(ndoc) for word, ndoc in cursor.fetchall()}, int(row[0])
+
+
+def chunk_similarities(*, vector: np.ndarray, pmids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+    """Return, for each stored abstract in `pmids`, (chunk id, cosine similarity to `vector`) of every chunk.
+
+    One query over the stored chunk embeddings of the current model; abstracts not embedded with
+    it are absent from the result.
+    """
+    if not pmids:
+        return {}
+    spec = get_embedder().spec
+    dimension = int(spec.dimension)
+    literal = "[" + ",".join(f"{value:.7g}" for value in vector.tolist()) + "]"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.abstract_id, c.ordinal, 1 - ((c.embedding::vector({dimension})) <=> %s::vector({dimension})) "
+            f"FROM pubmed_abstractchunk c WHERE c.abstract_id = ANY(%s) AND c.embedding_dim = {dimension} "
+            "AND c.embedding_model = %s ORDER BY c.abstract_id, c.ordinal",
+            [literal, list(pmids), spec.name],
+        )
+        rows = cursor.fetchall()
+    found: dict[str, list[tuple[str, float]]] = {}
+    for pmid, ordinal, similarity in rows:
+        found.setdefault(pmid, []).append((f"c{ordinal}", float(similarity)))
+    return found

@@ -37,6 +37,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
         history=run.history,
         question_terms=tuple(run.terms),
         term_weights=run.weights,
+        concepts=tuple(run.concepts),
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name

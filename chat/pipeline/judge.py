@@ -1,17 +1,30 @@
-"""Steps 4-5, judge and rank: which candidates address the question, whether they suffice (else a
-live search runs), and the order in which the admitted evidence is offered to the writer."""
+"""Steps 4-5, judge and rank: decide which candidates address the question - its condition and its
+decision, whatever the wording - rank the admitted ones, and judge whether they suffice.
+
+A candidate is admitted when it covers the question's primary condition (a secondary condition
+alone makes it context, never the answer), covers the question's main decision or intervention
+term, and its semantic similarity to the question blended with its concept coverage reaches a
+threshold calibrated on PubMedQA (`benchmarks/answerability.py --calibrate`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 from chat.pipeline.sources import study_source, with_approval
-from chat.pipeline.state import AnswerRun, TraceStep
+from chat.pipeline.state import AnswerRun, TraceStep, plural
 from evidence.citations import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
+from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
 from evidence.sufficiency import safe_score_sufficiency
 from evidence.vocabulary import DECISION, DISEASE
+from pubmed.embeddings import embed_cached
 from pubmed.models import Abstract
+from pubmed.selectors import chunk_similarities
 
 REVIEW_TYPES = frozenset(
     {
@@ -23,26 +36,178 @@ REVIEW_TYPES = frozenset(
         "consensus development conference",
     }
 )
+SYNTHESIS_TYPES = frozenset({"systematic review", "meta-analysis", "practice guideline", "guideline"})
 LIBRARY_REVIEW_KINDS = frozenset({"guideline", "meta-analysis", "systematic-review"})
 
 
-def judge_sufficiency(run: AnswerRun) -> TraceStep:
-    """Rank the candidates by tag relevance and judge whether they suffice without a live search."""
-    ranking = rank_references(candidates(run), pico=run.require_pico(), vocabulary=run.vocabulary)
+@dataclass(frozen=True)
+class Judgement:
+    """Whether one candidate addresses the question, and why."""
+
+    doc_id: str
+    title: str
+    origin: str
+    semantic: float
+    coverage: float
+    score: float
+    addresses: bool
+    direct: bool
+    synthesis: bool
+    missing: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def judge_evidence(run: AnswerRun) -> TraceStep:
+    """Judge every candidate, rank the admitted ones and decide whether a live search is needed."""
+    run.judgements = judgements = {j.doc_id: j for j in _judge_all(run)}
+    admitted = {doc_id for doc_id, judgement in judgements.items() if judgement.addresses}
+    ranking = rank_references(candidates(run, admitted), pico=run.require_pico(), vocabulary=run.vocabulary)
     run.ranking = ranking
-    run.sufficiency = verdict = safe_score_sufficiency(anchor_count=len(run.anchors), ranked=ranking.items)
+    run.sufficiency = verdict = safe_score_sufficiency(
+        anchor_count=sum(1 for study in run.anchors if study_source(study).doc_id in admitted), ranked=ranking.items
+    )
     run.kept = [item.candidate.key for item in ranking.items]
+    rejected = [j for j in judgements.values() if not j.addresses]
     return TraceStep(
-        "sufficiency",
-        "Judged whether the evidence suffices",
-        f"{verdict.score}/100 ({verdict.level}): {verdict.reasoning}. Live search: {verdict.external_search_reason}.",
-        verdict.to_dict(),
+        "judge",
+        "Judged which evidence addresses the question",
+        f"{plural(len(admitted), 'source addresses', 'sources address')} the question"
+        + (f"; set aside: {'; '.join(f'{j.title[:60]} ({j.reason})' for j in rejected[:4])}" if rejected else "")
+        + f". Sufficiency {verdict.score}/100 ({verdict.level}); live search: {verdict.external_search_reason}.",
+        {
+            "concepts": [concept.to_dict() for concept in run.concepts],
+            "judgements": [j.to_dict() for j in judgements.values()],
+            "sufficiency": verdict.to_dict(),
+        },
     )
 
 
 def needs_live_search(run: AnswerRun) -> bool:
     """Return True when the evidence does not suffice and the live PubMed search is enabled."""
     return bool(run.sufficiency and run.sufficiency.external_search and run.settings.live_search)
+
+
+def _judge_all(run: AnswerRun) -> list[Judgement]:
+    question_vector = embed_cached([run.search_text or run.question])[0]
+    studies = [study for _, study in run.library_sources]
+    library_texts = [f"{study.title}. {study.key_finding}" for study in studies]
+    library_vectors = embed_cached(library_texts) if studies else np.zeros((0, 1))
+    anchors = {study.pk for study in run.anchors}
+    found = []
+    for (source, study), vector in zip(run.library_sources, library_vectors, strict=True):
+        text = " ".join([study.study_name, *study.aliases, study.title, study.key_finding])
+        found.append(
+            _judgement(
+                run,
+                source=source,
+                text=text,
+                semantic=float(np.dot(question_vector, vector)),
+                tags=[tag.lower() for tag in study.disease_tags],
+                decision_tags=[tag.lower() for tag in study.decision_tags],
+                synthesis=study.kind in LIBRARY_REVIEW_KINDS,
+                anchor=study.pk in anchors,
+            )
+        )
+    by_doc: dict[str, list[EvidenceSource]] = {}
+    for chunk in run.retrieved:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    similarities = chunk_similarities(vector=question_vector, pmids=[chunks[0].pmid for chunks in by_doc.values()])
+    for chunks in by_doc.values():
+        first = chunks[0]
+        scores = [similarity for _, similarity in similarities.get(first.pmid, [])] or [0.0]
+        found.append(
+            _judgement(
+                run,
+                source=first,
+                text=" ".join([first.title, *(chunk.text for chunk in chunks)]),
+                semantic=max(scores),
+                tags=[],
+                synthesis=bool({t.lower() for t in first.publication_types} & SYNTHESIS_TYPES),
+                anchor=False,
+            )
+        )
+    return found
+
+
+def _judgement(
+    run: AnswerRun,
+    *,
+    source: EvidenceSource,
+    text: str,
+    semantic: float,
+    tags: Sequence[str],
+    synthesis: bool,
+    anchor: bool,
+    decision_tags: Sequence[str] = (),
+) -> Judgement:
+    """Return the judgement of one candidate from its text, its similarity and (library) its tags."""
+    settings, pico, vocabulary = run.settings, run.require_pico(), run.vocabulary
+    assert vocabulary is not None
+    index = TextIndex(text)
+    share, missing = coverage(run.concepts, index)
+    conditions = [c for c in run.concepts if c.role == CONDITION]
+    primary_label = vocabulary.label(pico.primary_disease_tag) if pico.primary_disease_tag else ""
+    primary = next((c for c in conditions if c.label == primary_label), conditions[0] if conditions else None)
+    condition_ok = primary is None or index.covers(primary) or (pico.primary_disease_tag or "") in tags
+    # A library row is chosen by its tags, which can share only a side condition with the question
+    # (CKD for a metformin question): it must also address the question's decision, in its text or
+    # by its curated decision tags.
+    decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
+    decision_ok = (
+        not decisions
+        or source.origin != ORIGIN_LIBRARY
+        or any(index.covers(c) for c in decisions)
+        or bool(set(pico.decision_tags) & set(decision_tags))
+    )
+    key = _key_concept(run.concepts)
+    score = round(settings.judge_semantic_weight * semantic + (1 - settings.judge_semantic_weight) * share, 4)
+    if not condition_ok:
+        others = [c.label for c in conditions if c is not primary and index.covers(c)]
+        reason = (
+            f"matches only {', '.join(others)}: context, not the answer"
+            if others
+            else f"does not address {primary.label if primary else 'the condition'}"
+        )
+        addresses = False
+    elif not decision_ok:
+        addresses, reason = False, f"does not address {_join([c.label for c in decisions])}"
+    elif anchor:
+        addresses, reason = True, "anchor study for this scenario"
+    elif score < settings.judge_threshold:
+        addresses, reason = False, f"too far from the question (score {score:.2f} < {settings.judge_threshold:.2f})"
+    else:
+        addresses, reason = True, f"addresses the question (score {score:.2f})"
+    # Directly addressing the question means its primary condition and its decision (or main topic).
+    essential = [c for c in [primary, key] if c is not None]
+    essential += [c for c in run.concepts if c.role == DECISION_ROLE and c not in essential]
+    unmet = [c.label for c in missing if c in essential]
+    return Judgement(
+        doc_id=source.doc_id,
+        title=source.study_name or source.title,
+        origin=source.origin,
+        semantic=round(semantic, 4),
+        coverage=share,
+        score=score,
+        addresses=addresses,
+        direct=addresses and not unmet and (anchor or score >= settings.judge_direct_threshold),
+        synthesis=synthesis,
+        missing=[c.label for c in missing],
+        gaps=unmet,
+        reason=reason,
+    )
+
+
+def _key_concept(concepts: Sequence[Concept]) -> Concept | None:
+    """Return the concept a source must mention: the decision, else the rarest topic word."""
+    decisions = [c for c in concepts if c.role == DECISION_ROLE]
+    if decisions:
+        return decisions[0]
+    topics = [c for c in concepts if c.role not in (CONDITION, POPULATION)]
+    return max(topics, key=lambda c: c.weight) if topics else None
 
 
 def admit(run: AnswerRun) -> TraceStep:
@@ -60,35 +225,24 @@ def admit(run: AnswerRun) -> TraceStep:
     )
 
 
-def candidates(run: AnswerRun) -> list[Candidate]:
-    """Return one ranking candidate per document: library studies by their tags, abstracts by text + MeSH.
+def candidates(run: AnswerRun, admitted: set[str]) -> list[Candidate]:
+    """Return one ranking candidate per admitted document: library studies by their tags, abstracts by text + MeSH.
 
-    The library's wording score (share of the question's words in the study's own text) breaks
-    ties between studies with the same tags: "empagliflozin" puts EMPEROR-Preserved before DELIVER.
+    The judgement score breaks ties between studies with the same tags: "empagliflozin" puts
+    EMPEROR-Preserved before DELIVER.
     """
     anchors = {study.pk for study in run.anchors}
     found = [
-        Candidate(
-            key=source.doc_id,
-            title=study.study_name,
-            disease_tags=frozenset(tag.lower() for tag in study.disease_tags),
-            decision_tags=frozenset(tag.lower() for tag in study.decision_tags),
-            is_primary_study=study.kind in {"trial", "cohort"},
-            is_review=study.kind in LIBRARY_REVIEW_KINDS,
-            source="library",
-            year=study.publication_year,
-            retrieval_score=1.0 + run.wording.get(study.study_name, 0.0) + 0.01 * source.score,
-            strength=study.evidence_strength,
-            is_anchor=study.pk in anchors,
-        )
+        _library_candidate(run, source, study, is_anchor=study.pk in anchors)
         for source, study in run.library_sources
+        if source.doc_id in admitted
     ]
     by_doc: dict[str, list[EvidenceSource]] = {}
     for source in run.retrieved:
-        if source.approved:
+        if source.doc_id in admitted:
             by_doc.setdefault(source.doc_id, []).append(source)
     mesh = dict(
-        Abstract.objects.filter(pmid__in=[chunks[0].pmid for chunks in by_doc.values() if chunks[0].pmid]).values_list(
+        Abstract.objects.filter(pmid__in=[chunks[0].pmid for chunks in by_doc.values()]).values_list(
             "pmid", "mesh_terms"
         )
     )
@@ -109,16 +263,34 @@ def candidates(run: AnswerRun) -> list[Candidate]:
                 is_review=is_review,
                 source="pubmed",
                 year=first.year,
-                retrieval_score=max(chunk.score for chunk in chunks),
+                retrieval_score=run.judgements[doc_id].score,
             )
         )
     return found
 
 
+def _library_candidate(run: AnswerRun, source: EvidenceSource, study: Study, *, is_anchor: bool) -> Candidate:
+    return Candidate(
+        key=source.doc_id,
+        title=study.study_name,
+        disease_tags=frozenset(tag.lower() for tag in study.disease_tags),
+        decision_tags=frozenset(tag.lower() for tag in study.decision_tags),
+        is_primary_study=study.kind in {"trial", "cohort"},
+        is_review=study.kind in LIBRARY_REVIEW_KINDS,
+        source="library",
+        year=study.publication_year,
+        retrieval_score=1.0 + run.judgements[source.doc_id].score,
+        strength=study.evidence_strength,
+        is_anchor=is_anchor,
+    )
+
+
 def order_sources(sources: Sequence[EvidenceSource], kept: Sequence[str]) -> list[EvidenceSource]:
-    """Return sources in ranking order with only kept documents approved (library sources stay known)."""
+    """Return sources in ranking order, approved exactly when their document was kept."""
     rank = {doc_id: position for position, doc_id in enumerate(kept)}
-    adjusted = [
-        with_approval(source, False) if source.approved and source.doc_id not in rank else source for source in sources
-    ]
+    adjusted = [with_approval(source, source.doc_id in rank) for source in sources]
     return sorted(adjusted, key=lambda s: (rank.get(s.doc_id, len(rank)), s.origin != ORIGIN_LIBRARY))
+
+
+def _join(labels: Sequence[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]

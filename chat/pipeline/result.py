@@ -17,6 +17,7 @@ DOCUMENT_KEYS: dict[str, Any] = {
     "citations": [],
     "references": [],
     "confidence": "",
+    "confidence_reasons": [],
     "abstained": False,
     "trace": [],
     "provider": "",
@@ -61,6 +62,7 @@ class AnswerResult:
     context: dict[str, Any] = field(default_factory=dict)
     evidence_ids: list[str] = field(default_factory=list)
     decision_aids: list[dict[str, Any]] = field(default_factory=list)
+    confidence_reasons: list[str] = field(default_factory=list)
 
     def ask_json(self) -> dict[str, Any]:
         """Return the `ask --json` / API answer document (DESIGN.md section 6), extended, never renamed."""

@@ -14,10 +14,10 @@ from django.core.cache import cache
 
 from chat.pipeline.sources import hit_source, study_source
 from chat.pipeline.state import AnswerRun, TraceStep, names, plural
-from chat.services.text import stems
 from evidence import selectors as evidence_selectors
 from evidence.citations import EvidenceSource
 from evidence.models import Study
+from evidence.text import stems
 from pubmed.models import AbstractChunk
 from pubmed.services.ingest import fetch_and_cache
 from pubmed.services.search import hybrid_search
@@ -111,13 +111,13 @@ def relevance(*, terms: Sequence[str], text: str, weights: dict[str, float] | No
 
 
 def search_abstracts(run: AnswerRun) -> TraceStep:
-    """Search the stored abstracts for the question (each sub-query), scoring each hit's relevance."""
+    """Search the stored abstracts for the question (each sub-query, abbreviations spelled out)."""
     try:
         run.retrieved, run.retrieval_error = abstract_sources(run), ""
     except Exception as exc:  # search is an enhancement: a failure must not cost the answer
         logger.exception("retrieval_failed", question_chars=len(run.question))
         run.retrieved, run.retrieval_error = [], f"{type(exc).__name__}: {exc}"
-    relevant = len({source.doc_id for source in run.retrieved if source.approved})
+    found = len({source.doc_id for source in run.retrieved})
     queries = len(run.sub_queries)
     return TraceStep(
         "retrieve",
@@ -125,13 +125,14 @@ def search_abstracts(run: AnswerRun) -> TraceStep:
         (
             f"Search failed ({run.retrieval_error}); continuing with the library only"
             if run.retrieval_error
-            else f"{len(run.retrieved)} chunk(s) retrieved for {queries} quer{'y' if queries == 1 else 'ies'}, "
-            f"{relevant} abstract(s) relevant enough to cite (relevance >= {run.settings.min_relevance:g})"
+            else f"{plural(found, 'abstract', 'abstracts')} found for {queries} quer{'y' if queries == 1 else 'ies'}"
+            + (f" (searched as {run.search_text!r})" if run.search_text != run.question else "")
         ),
         {
             "hits": [
-                {"doc_id": s.doc_id, "chunk_id": s.chunk_id, "relevance": s.score, "approved": s.approved}
+                {"doc_id": s.doc_id, "chunk_id": s.chunk_id, "search_score": s.score}
                 for s in run.retrieved
+                if s.chunk_id == run.best_chunks.get(s.doc_id)
             ],
             "error": run.retrieval_error,
         },
@@ -139,32 +140,34 @@ def search_abstracts(run: AnswerRun) -> TraceStep:
 
 
 def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
-    """Return stored-abstract chunks for the question from hybrid search, approved when relevant enough.
+    """Return every chunk of the best stored abstracts for the question, each abstract's best chunk first.
 
-    Each sub-query is searched with the classification's MeSH exclusions; an abstract found by
-    several keeps its best hit. Search returns each abstract's best chunk; for approved abstracts
-    the other chunks follow it, since results and conclusions often sit in a later chunk.
+    Each sub-query (with the question's abbreviations spelled out) is searched with the
+    classification's MeSH exclusions; an abstract found by several keeps its best hit. All
+    chunks follow, since results and conclusions often sit in a later chunk than the one that
+    matched; the judge step decides which abstracts address the question.
     """
     if not AbstractChunk.objects.exists():
         return []  # nothing stored yet: no need to load the embedding model for an empty search
     settings = run.settings
     exclude = run.classification.excluded_mesh if run.classification else []
+    expansion = run.search_text[len(run.question) :]
     best: dict[str, Any] = {}
-    for query in [sub.text for sub in run.sub_queries] or [run.question]:
+    for query in [f"{sub.text}{expansion}" for sub in run.sub_queries] or [run.search_text or run.question]:
         for hit in hybrid_search(query=query, k=settings.retrieval_k, mesh_exclude=exclude, rerank=settings.rerank):
             if hit.pmid not in best or hit.score > best[hit.pmid].score:
                 best[hit.pmid] = hit
     hits = sorted(best.values(), key=lambda hit: hit.score, reverse=True)
-    scored = [(hit, relevance(terms=run.terms, text=f"{hit.title}\n{hit.text}", weights=run.weights)) for hit in hits]
-    approved_pmids = [hit.pmid for hit, score in scored if score >= settings.min_relevance]
     siblings: dict[str, list[AbstractChunk]] = {}
-    for chunk in AbstractChunk.objects.filter(abstract_id__in=approved_pmids).only(
+    for chunk in AbstractChunk.objects.filter(abstract_id__in=[hit.pmid for hit in hits]).only(
         "abstract_id", "ordinal", "section", "text"
     ):
         siblings.setdefault(chunk.abstract_id, []).append(chunk)
     sources = []
-    for hit, score in scored:
-        base = hit_source(hit, score=score, approved=score >= settings.min_relevance)
+    run.best_chunks = {}
+    for hit in hits:
+        base = hit_source(hit, score=hit.score, approved=False)
+        run.best_chunks[base.doc_id] = base.chunk_id
         sources.append(base)
         for chunk in sorted(siblings.get(hit.pmid, []), key=lambda item: item.ordinal):
             if chunk.chunk_id != base.chunk_id:

@@ -14,12 +14,12 @@ from chat.pipeline.classify import classify_question
 from chat.pipeline.events import DoneEvent, PipelineEvent, StatusEvent
 from chat.pipeline.format import answer_result
 from chat.pipeline.generate import generate
-from chat.pipeline.judge import admit, judge_sufficiency, needs_live_search
+from chat.pipeline.judge import admit, judge_evidence, needs_live_search
 from chat.pipeline.result import AnswerResult
 from chat.pipeline.retrieve import library_lookup, search_abstracts, search_live
 from chat.pipeline.state import AnswerRun
 from chat.pipeline.understand import understand
-from chat.pipeline.verify import rate_confidence, verify
+from chat.pipeline.verify import confidence, verify
 
 MAX_QUESTION_CHARS = 4000
 
@@ -42,17 +42,16 @@ def answer_events(
 
     yield StatusEvent("retrieve", "Searching stored PubMed abstracts")
     run.record(search_abstracts(run))
-    run.record(judge_sufficiency(run))
+    run.record(judge_evidence(run))
     if needs_live_search(run):
         yield StatusEvent("live_search", "Searching PubMed for more evidence")
-        step = search_live(run)
-        judge_sufficiency(run)
-        run.record(step)
+        run.record(search_live(run))
+        run.record(judge_evidence(run))
     run.record(admit(run))
 
     yield from generate(run)
     run.record(verify(run))
-    run.record(rate_confidence(run))
+    run.record(confidence(run))
     yield DoneEvent(answer_result(run))
 
 

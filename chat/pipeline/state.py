@@ -10,18 +10,22 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, ProviderError
 from evidence.citations import EvidenceSet, EvidenceSource, VerifiedAnswer
 from evidence.classification import Classification
+from evidence.concepts import Concept
 from evidence.decomposition import SubQuery
 from evidence.models import Study
 from evidence.pico import Pico
 from evidence.ranking import RankingResult
 from evidence.sufficiency import Sufficiency
 from evidence.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from chat.pipeline.judge import Judgement
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class AnswerRun:
     pico: Pico | None = None
     sub_queries: list[SubQuery] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
+    concepts: list[Concept] = field(default_factory=list)
+    search_text: str = ""
     weights: dict[str, float] = field(default_factory=dict)
     context: str | None = None
     library: list[Study] = field(default_factory=list)
@@ -61,9 +67,11 @@ class AnswerRun:
     wording: dict[str, float] = field(default_factory=dict)
     library_sources: list[tuple[EvidenceSource, Study]] = field(default_factory=list)
     retrieved: list[EvidenceSource] = field(default_factory=list)
+    best_chunks: dict[str, str] = field(default_factory=dict)
     retrieval_error: str = ""
     live: dict[str, Any] | None = None
     # judge
+    judgements: dict[str, Judgement] = field(default_factory=dict)
     ranking: RankingResult | None = None
     sufficiency: Sufficiency | None = None
     kept: list[str] = field(default_factory=list)
@@ -75,6 +83,8 @@ class AnswerRun:
     error: ProviderError | None = None
     # verify
     verified: VerifiedAnswer | None = None
+    confidence: str = ""
+    confidence_reasons: list[str] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     _mark: float = field(default_factory=time.monotonic, repr=False)

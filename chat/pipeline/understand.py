@@ -13,11 +13,12 @@ import re
 from chat.pipeline.sources import study_source
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
-from chat.services.text import content_terms, stem, tokens
 from evidence.citations import EvidenceSet
+from evidence.concepts import Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.models import Study
 from evidence.pico import extract_pico
+from evidence.text import content_terms, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
 from pubmed.selectors import word_document_frequencies
 
@@ -44,6 +45,11 @@ def understand(run: AnswerRun) -> TraceStep:
     run.named = named_studies(run.question, run.library)
     run.terms = content_terms(run.question)
     run.weights = term_weights(run.question, vocabulary=vocabulary, tags=pico.disease_tags)
+    lexicon = Lexicon.load()
+    run.concepts = question_concepts(
+        run.question, vocabulary=vocabulary, pico=pico, lexicon=lexicon, rarity=word_rarity
+    )
+    run.search_text = search_text(run.question, lexicon)
     return TraceStep(
         "understand",
         "Understood the question",
@@ -58,6 +64,7 @@ def understand(run: AnswerRun) -> TraceStep:
             "context": run.context,
             "named_studies": [study.study_name for study in run.named],
             "terms": run.terms,
+            "concepts": [concept.to_dict() for concept in run.concepts],
             "pico": pico.to_dict(),
             "sub_queries": [query.to_dict() for query in run.sub_queries],
         },
@@ -128,3 +135,17 @@ def term_weights(question: str, *, vocabulary: Vocabulary, tags: list[str]) -> d
         if term in tag_words:
             weights[term] *= 2.0
     return weights
+
+
+def word_rarity(words: list[str] | tuple[str, ...]) -> dict[str, float]:
+    """Return each word's rarity in the abstract store (IDF; 1.0 for every word while the store is empty)."""
+    frequencies, total = word_document_frequencies(list(words))
+    if not total:
+        return {word: 1.0 for word in words}
+    return {word: math.log((total + 1) / (frequencies.get(word, 0) + 1)) + 0.1 for word in words}
+
+
+def search_text(question: str, lexicon: Lexicon) -> str:
+    """Return the question with what its abbreviations and lay words stand for, for searching and judging."""
+    extra = lexicon.spelled_out(question)
+    return question if not extra else f"{question} ({'; '.join(extra[:6])})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations import RED, VerifiedAnswer, verify_answer
+from evidence.confidence import SourceVerdict, rate_confidence
 
 
 def verify(run: AnswerRun) -> TraceStep:
@@ -55,17 +56,33 @@ def verify(run: AnswerRun) -> TraceStep:
     )
 
 
-def rate_confidence(run: AnswerRun) -> TraceStep:
-    """Describe the confidence the verified answer earned."""
+def confidence(run: AnswerRun) -> TraceStep:
+    """Rate the verified answer: relevance of what it cites, then the citation-format floor."""
     verified = run.verified
     assert verified is not None
+    cited = [
+        SourceVerdict(
+            doc_id=doc_id,
+            title=judgement.title if judgement else doc_id,
+            addresses=bool(judgement and judgement.addresses),
+            direct=bool(judgement and judgement.direct),
+            synthesis=bool(judgement and judgement.synthesis),
+            missing=tuple(judgement.gaps) if judgement else (),
+        )
+        for doc_id in dict.fromkeys(verified.cited_doc_ids)
+        for judgement in [run.judgements.get(doc_id)]
+    ]
+    rated = rate_confidence(cited=cited, format_floor=verified.confidence, abstained=verified.abstained)
+    run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(
         "confidence",
         "Rated confidence",
-        f"{verified.confidence}: {len(verified.references)} cited source(s), "
-        f"{verified.cited_sentences} of {verified.sentences} sentences cited (density {verified.density:.2f})",
+        f"{rated.level}: {'; '.join(rated.reasons)}. Citation format: {verified.cited_sentences} of "
+        f"{verified.sentences} sentences cited (density {verified.density:.2f}), floor {verified.confidence}",
         {
-            "confidence": verified.confidence,
+            "confidence": rated.level,
+            "reasons": rated.reasons,
+            "format_floor": verified.confidence,
             "density": verified.density,
             "sentences": verified.sentences,
             "cited_sentences": verified.cited_sentences,

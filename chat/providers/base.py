@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from chat.answer_settings import AnswerSettings
 from evidence.citations import EvidenceSet
+from evidence.concepts import Concept
 
 
 class Toolbox(Protocol):
@@ -33,6 +34,8 @@ class GenerationRequest:
     history: list[dict[str, str]] = field(default_factory=list)
     question_terms: tuple[str, ...] = ()
     term_weights: dict[str, float] = field(default_factory=dict)
+    # The question's concepts (condition, decision, population, topic words) with their wordings.
+    concepts: tuple[Concept, ...] = ()
     # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
     toolbox: Toolbox | None = None
     user_turn: str = ""

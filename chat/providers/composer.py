@@ -1,9 +1,12 @@
-"""The extractive composer: an answer assembled from retrieved evidence, with no language model.
+"""The extractive composer: an answer assembled from admitted evidence, with no language model.
 
-Library key findings come first, then the abstract sentences that best answer the question
-(results and conclusions preferred, redundant sentences dropped), grouped under short headings,
-each sentence followed by its citation. It says what the evidence does not cover, and abstains
-when nothing relevant was found. Every sentence is taken from a source, so every citation is
+Bottom line first: the result or conclusion sentence of the most relevant source that best
+answers the question - and when the question asks for a drug, a dose, a duration or a threshold,
+the first sentence states it if, and only if, a cited source does; otherwise the answer says
+plainly which of those the evidence does not state. The supporting findings follow, each with its
+citation; background and methods sentences are never offered as findings. "What the evidence does
+not cover" names the question's concepts that no cited source addresses, in clinical words, and
+is left out when nothing is missing. Every sentence comes from a source, so every citation is
 real by construction; the verifier still checks them like any other answer.
 """
 
@@ -15,8 +18,9 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from chat.services.text import STOPWORDS, stems, tokens
 from evidence.citations import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource, split_sentences
+from evidence.concepts import Concept, TextIndex
+from evidence.text import STOPWORDS, stems, tokens
 
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")
@@ -25,70 +29,79 @@ SECTION_BONUS = (
     ("interpretation", 0.35),
     ("result", 0.25),
     ("finding", 0.25),
-    ("background", -0.25),
-    ("introduction", -0.25),
-    ("objective", -0.25),
-    ("purpose", -0.25),
-    ("aim", -0.25),
-    ("importance", -0.2),
-    ("method", -0.2),
-    ("design", -0.2),
-    ("setting", -0.2),
-    ("participant", -0.2),
-    ("patients", -0.15),
+    ("key_finding", 0.3),
 )
-MIN_WORDS, MAX_WORDS = 8, 70
-# Verbs of the question itself: never reported as a topic the evidence "does not cover".
-QUESTION_VERBS = frozenset(
-    [
-        "receive",
-        "start",
-        "stop",
-        "give",
-        "take",
-        "treat",
-        "use",
-        "prescribe",
-        "continue",
-        "reduce",
-        "improve",
-        "prevent",
-        "increase",
-        "decrease",
-        "benefit",
-        "manage",
-        "choose",
-        "offer",
-        "avoid",
-        "switch",
-        "lower",
-        "raise",
-        "help",
-        "work",
-        "affect",
-        "predict",
-        "cause",
-        "change",
-        "compare",
-        "require",
-        # question scaffolding: "how long", "how much", "how often"
-        "long",
-        "much",
-        "many",
-        "often",
-    ]
+# Sections whose sentences describe why and how a study was done: never offered as findings.
+NON_FINDING_SECTIONS = (
+    "background",
+    "introduction",
+    "objective",
+    "purpose",
+    "aim",
+    "importance",
+    "method",
+    "design",
+    "setting",
+    "participant",
+    "patients",
+    "context",
+    "hypothesis",
 )
+# Sentences that describe the study rather than what it found, in abstracts without labels.
+_METHOD_SENTENCE = re.compile(
+    r"\b(?:we (?:conducted|performed|analy[sz]ed|reviewed|enrolled|included|studied|examined|investigated|"
+    r"assessed|evaluated|designed|compared|searched|aimed|sought|hypothesi[sz]ed)|this (?:study|trial|review) "
+    r"(?:aimed|was designed|examined|investigated|evaluated)|the (?:aim|objective|purpose) of|were (?:enrolled|"
+    r"randomi[sz]ed|recruited|included|divided|allocated|retrospectively)|was (?:performed|conducted) (?:in|on|at)|"
+    r"data were (?:collected|obtained|extracted))\b",
+    re.IGNORECASE,
+)
+MIN_WORDS, MAX_WORDS = 6, 70
+
+# What a question can ask for, and how a sentence states it.
+ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "drug": (
+        re.compile(
+            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+)?(?:drug|agent|medication|"
+            r"anticoagulant|antibiotic|antiplatelet|antihypertensive|regimen|treatment)s?\b|\bdrug of choice\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b\w+(?:xaban|gatran|parin|farin|statin|pril|sartan|olol|dipine|mab|nib|cillin|mycin|floxacin|azole|"
+            r"cycline|gliflozin|gliptin|glutide|formin|sone|olone|amide|azepam|prazole|tidine|vir)\b|\baspirin\b|"
+            r"\bwarfarin\b|\bmetformin\b|\binsulin\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "dose": (
+        re.compile(r"\b(?:dose|doses|dosing|dosage|how much|mg)\b", re.IGNORECASE),
+        re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
+    ),
+    "duration": (
+        re.compile(
+            r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months)\b|\blength of (?:treatment|therapy)\b",
+            re.IGNORECASE,
+        ),
+        re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
+    ),
+    "threshold": (
+        re.compile(r"\b(?:threshold|cut-?off|target|at what (?:level|value|number))\b", re.IGNORECASE),
+        re.compile(r"(?:≥|≤|>=|<=|>|<|\babove\b|\bbelow\b|\bat least\b|\bless than\b|\bgreater than\b)\s?\d"),
+    ),
+}
+ASK_WORDS = {"drug": "which drug", "dose": "a dose", "duration": "a treatment duration", "threshold": "a threshold"}
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """An abstract sentence that could go into the answer."""
+    """An evidence sentence that could go into the answer."""
 
     sentence: str
     source: EvidenceSource
     section: str
     score: float
     words: frozenset[str]
+    rank: int = 0
 
     @property
     def is_conclusion(self) -> bool:
@@ -127,17 +140,41 @@ def abstract_sentences(text: str, *, section: str = "") -> list[tuple[str, str]]
     return found
 
 
+def is_finding(sentence: str, section: str) -> bool:
+    """Return False for sentences that say why or how a study was done rather than what it found."""
+    if any(key in section for key in NON_FINDING_SECTIONS):
+        return False
+    return not _METHOD_SENTENCE.search(sentence)
+
+
 def _section_bonus(section: str) -> float:
     return next((bonus for key, bonus in SECTION_BONUS if key in section), 0.0)
 
 
-def score_sentence(*, sentence: str, section: str, question_terms: Sequence[str], weights: dict[str, float]) -> float:
-    """Return how well a sentence answers the question: weighted term coverage plus section and length terms."""
-    if not question_terms:
+def score_sentence(
+    *,
+    sentence: str,
+    section: str,
+    question_terms: Sequence[str],
+    weights: dict[str, float],
+    concepts: Sequence[Concept] = (),
+) -> float:
+    """Return how well a finding answers the question: concept (or term) coverage plus section and length terms.
+
+    Background and methods sentences score 0: they are never findings.
+    """
+    if not is_finding(sentence, section):
         return 0.0
-    present = stems(sentence)
-    total = sum(weights.get(term, 1.0) for term in question_terms)
-    coverage = sum(weights.get(term, 1.0) for term in question_terms if term in present) / total
+    if concepts:
+        index = TextIndex(sentence)
+        total = sum(concept.weight for concept in concepts)
+        coverage = sum(concept.weight for concept in concepts if index.covers(concept)) / total if total else 0.0
+    elif question_terms:
+        present = stems(sentence)
+        total = sum(weights.get(term, 1.0) for term in question_terms)
+        coverage = sum(weights.get(term, 1.0) for term in question_terms if term in present) / total
+    else:
+        return 0.0
     if coverage == 0:
         return 0.0
     words = len(sentence.split())
@@ -155,13 +192,60 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(stems(" ".join(token for token in tokens(text) if token not in STOPWORDS)))
 
 
+def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def asked_for(question: str) -> list[str]:
+    """Return what the question asks for among drug, dose, duration and threshold."""
+    return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]
+
+
+def states(kind: str, sentence: str) -> bool:
+    """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
+    return bool(ASKS[kind][1].search(sentence))
+
+
+def _candidates(
+    sources: Sequence[EvidenceSource],
+    *,
+    question_terms: Sequence[str],
+    weights: dict[str, float],
+    concepts: Sequence[Concept],
+) -> list[Candidate]:
+    rank: dict[str, int] = {}
+    for source in sources:
+        rank.setdefault(source.doc_id, len(rank))
+    found = []
+    for source in sources:
+        if source.origin == ORIGIN_LIBRARY:
+            sentences = [("key_finding", s) for s in split_sentences(" ".join(source.text.split())) if s]
+        else:
+            sentences = abstract_sentences(source.text, section=source.section)
+        for section, sentence in sentences:
+            score = score_sentence(
+                sentence=sentence, section=section, question_terms=question_terms, weights=weights, concepts=concepts
+            )
+            if score <= 0:
+                continue
+            # The most relevant sources speak first: a small bonus by judged rank.
+            score += max(0.0, 0.2 - 0.05 * rank[source.doc_id])
+            found.append(
+                Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
+            )
+    return found
+
+
 def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], settings: AnswerSettings) -> list[Candidate]:
     chosen: list[Candidate] = []
     per_source: dict[str, int] = {}
     for candidate in sorted(candidates, key=lambda item: (-item.score, item.source.doc_id, item.sentence)):
         if len(chosen) >= settings.composer_sentences:
             break
-        if per_source.get(candidate.source.doc_id, 0) >= settings.composer_sentences_per_source:
+        limit = 1 if candidate.source.origin == ORIGIN_LIBRARY else settings.composer_sentences_per_source
+        if per_source.get(candidate.source.doc_id, 0) >= limit:
             continue
         if any(_jaccard(candidate.words, other) >= settings.composer_redundancy for other in taken):
             continue
@@ -171,34 +255,35 @@ def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], setting
     return chosen
 
 
-def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
-    if not left or not right:
-        return 0.0
-    return len(left & right) / len(left | right)
+def _bottom_line(candidates: list[Candidate], asks: list[str]) -> tuple[Candidate | None, list[str]]:
+    """Return the sentence to lead with and what the question asked for that no admitted sentence states."""
+    if not candidates:
+        return None, asks
+    # The most relevant source speaks first: its best result or conclusion leads.
+    rank: dict[str, int] = {}
+    for candidate in candidates:
+        rank.setdefault(candidate.source.doc_id, candidate.rank)
+    top = min(rank.values())
+    ordered = sorted(
+        (c for c in candidates if c.rank == top),
+        key=lambda c: (-(c.score + (0.15 if c.is_conclusion else 0.0)), c.sentence),
+    )
+    unstated = [kind for kind in asks if not any(states(kind, c.sentence) for c in candidates)]
+    stated = [kind for kind in asks if kind not in unstated]
+    if stated:
+        # Lead with the best sentence that states what was asked for (all of it, if one does).
+        best = max(
+            (c for c in candidates if any(states(kind, c.sentence) for kind in stated)),
+            key=lambda c: (sum(states(kind, c.sentence) for kind in stated), c.score),
+        )
+        return best, unstated
+    return ordered[0], unstated
 
 
-def _uncovered_terms(question: str, covered_text: str) -> list[str]:
-    """Return the question's topic words (with a following number: "stage 4") that no cited text contains.
-
-    Participles ("skipped", "bleeding") are left out: they are usually verbs of the question,
-    and leaving a word out only ever makes the statement more cautious, never false.
-    """
-    covered = stems(covered_text)
-    words = tokens(question)
-    missing: dict[str, None] = {}
-    for index, token in enumerate(words):
-        if (
-            token in STOPWORDS
-            or token in QUESTION_VERBS
-            or len(token) < 4
-            or token.isdigit()
-            or token.endswith(("ed", "ing"))
-        ):
-            continue
-        if stems(token).isdisjoint(covered):
-            following = words[index + 1] if index + 1 < len(words) else ""
-            missing.setdefault(f"{token} {following}" if following.isdigit() else token, None)
-    return list(missing)
+def uncovered(concepts: Sequence[Concept], texts: Sequence[str]) -> list[str]:
+    """Return the labels of the question's concepts that none of `texts` addresses."""
+    index = TextIndex(" ".join(texts))
+    return [concept.label for concept in concepts if not index.covers(concept)]
 
 
 def compose_answer(
@@ -208,72 +293,44 @@ def compose_answer(
     settings: AnswerSettings,
     question_terms: Sequence[str],
     weights: dict[str, float],
+    concepts: Sequence[Concept] = (),
 ) -> str:
-    """Return an answer built only from `evidence`, each sentence carrying its [citation:docId:chunkId]."""
-    library = [source for source in evidence.sources if source.origin == ORIGIN_LIBRARY and source.approved]
-    library = library[: settings.composer_library_findings]
-    abstracts = [source for source in evidence.sources if source.origin == ORIGIN_RETRIEVED and source.approved]
-    library_docs = {source.doc_id for source in library}
-
-    parts: list[str] = []
-    taken: list[frozenset[str]] = []
-    covered: list[str] = []
-    if library:
-        parts.append("### Curated library evidence")
-        for source in library:
-            sentences = [sentence for sentence in split_sentences(" ".join(source.text.split())) if sentence]
-            cited = " ".join(_with_citation(sentence, source) for sentence in sentences)
-            label = source.study_name or source.title
-            detail = ", ".join(str(part) for part in (source.journal, source.year) if part)
-            parts.append(f"- **{label}**{f' ({detail})' if detail else ''}: {cited}")
-            taken.append(_content_words(source.text))
-            covered.append(f"{source.title} {source.text}")
-
-    candidates = []
-    for source in abstracts:
-        for section, sentence in abstract_sentences(source.text, section=source.section):
-            score = score_sentence(sentence=sentence, section=section, question_terms=question_terms, weights=weights)
-            if score <= 0:
-                continue
-            if source.doc_id in library_docs and section and "conclusion" not in section:
-                continue
-            candidates.append(
-                Candidate(
-                    sentence=sentence, source=source, section=section, score=score, words=_content_words(sentence)
-                )
-            )
-    chosen = _select(candidates, taken=taken, settings=settings)
-    findings = [candidate for candidate in chosen if not candidate.is_conclusion]
-    conclusions = [candidate for candidate in chosen if candidate.is_conclusion]
-    for heading, group in (("What the studies found", findings), ("What the authors conclude", conclusions)):
-        if group:
-            parts.append(f"### {heading}")
-            parts.extend(f"- {_with_citation(candidate.sentence, candidate.source)}" for candidate in group)
-            covered.extend(f"{candidate.source.title} {candidate.sentence}" for candidate in group)
-
-    if not parts:
+    """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId]."""
+    admitted = [
+        source for source in evidence.sources if source.approved and source.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)
+    ]
+    library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
+    offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
+    candidates = _candidates(offered, question_terms=question_terms, weights=weights, concepts=concepts)
+    if not candidates:
         return ABSTENTION_NO_EVIDENCE
-    missing = _uncovered_terms(question, " ".join(covered))
-    parts.append("### What the evidence does not cover")
+    asks = asked_for(question)
+    lead, unstated = _bottom_line(candidates, asks)
+    assert lead is not None
+    taken = [lead.words]
+    rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)
+    parts = [f"**Bottom line:** {_label(lead.source)}{_with_citation(lead.sentence, lead.source)}"]
+    if unstated:
+        parts[0] += f" The cited evidence does not state {_join([ASK_WORDS[kind] for kind in unstated])}."
+    if rest:
+        parts.append("### Evidence")
+        parts.append("\n".join(f"- {_label(c.source)}{_with_citation(c.sentence, c.source)}" for c in rest))
+    cited = {c.source.doc_id for c in [lead, *rest]}
+    texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
+    missing = uncovered(concepts, texts) if concepts else []
     if missing:
-        parts.append(
-            "The retrieved evidence does not directly address: " + ", ".join(missing) + ". "
-            "Weigh these aspects with clinical judgement and the full guideline text."
-        )
-    else:
-        parts.append(
-            "These statements summarise the cited sources only; check that the study populations match "
-            "your patient before applying them."
-        )
-    return "\n\n".join(_join_bullets(parts))
+        parts.append("### What the evidence does not cover")
+        parts.append(f"The cited sources do not address {_join(missing)}; weigh that part with clinical judgement.")
+    return "\n\n".join(parts)
 
 
-def _join_bullets(parts: list[str]) -> list[str]:
-    """Keep consecutive bullets in one Markdown list instead of separate paragraphs."""
-    joined: list[str] = []
-    for part in parts:
-        if part.startswith("- ") and joined and joined[-1].startswith("- "):
-            joined[-1] += "\n" + part
-        else:
-            joined.append(part)
-    return joined
+def _label(source: EvidenceSource) -> str:
+    if source.origin != ORIGIN_LIBRARY:
+        return ""
+    detail = ", ".join(str(part) for part in (source.journal, source.year) if part)
+    return f"**{source.study_name or source.title}**{f' ({detail})' if detail else ''}: "
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

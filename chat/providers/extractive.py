@@ -22,6 +22,7 @@ class ExtractiveProvider:
             settings=request.settings,
             question_terms=request.question_terms,
             weights=request.term_weights,
+            concepts=request.concepts,
         )
         for piece in re.split(r"(?<=\n)", text):
             if piece:

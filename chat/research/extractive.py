@@ -19,8 +19,8 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import compose_answer
 from chat.research.context import PageContext, PageItem, facet_counts
 from chat.research.rules import PUBLICATION_TYPES
-from chat.services.text import content_terms, stems
 from evidence.citations import EvidenceSet
+from evidence.text import content_terms, stems
 from trials.constants import PHASES
 
 MAX_LISTED = 15

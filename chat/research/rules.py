@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from chat.services.text import STOPWORDS
+from evidence.text import STOPWORDS
 from evidence.vocabulary import DISEASE, TagMatch, Vocabulary
 from trials.constants import PHASES, SEARCHABLE_STATUSES
 

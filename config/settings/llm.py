@@ -32,7 +32,7 @@ if LLM_PROVIDER == "openai" and not OPENAI_BASE_URL:
 # SDK retries on 429/5xx/529 and connection errors before a provider error is reported.
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=2)
 # JSON object overriding fields of chat.answer_settings.AnswerSettings, e.g.
-# ANSWER_SETTINGS='{"retrieval_k": 20, "min_relevance": 0.4}'. Unknown keys are rejected.
+# ANSWER_SETTINGS='{"retrieval_k": 20, "judge_threshold": 0.5}'. Unknown keys are rejected.
 ANSWER_SETTINGS = env.json("ANSWER_SETTINGS", default={})
 if not isinstance(ANSWER_SETTINGS, dict):
     raise ImproperlyConfigured("ANSWER_SETTINGS must be a JSON object, e.g. '{\"retrieval_k\": 20}'.")

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from evidence.models import AnchorScenario, ClassificationRule, Tag
+from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag
 from evidence.services.seed import SEED_CHANGE_REASON, SeedError, edited_by_curator
 
 VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
@@ -36,6 +36,7 @@ class VocabularySeedResult:
     tags: VocabularyCounts = field(default_factory=VocabularyCounts)
     scenarios: VocabularyCounts = field(default_factory=VocabularyCounts)
     rules: VocabularyCounts = field(default_factory=VocabularyCounts)
+    abbreviations: VocabularyCounts = field(default_factory=VocabularyCounts)
 
 
 def _upsert(
@@ -67,7 +68,7 @@ def _upsert(
 
 @transaction.atomic
 def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool = False) -> VocabularySeedResult:
-    """Upsert tags, anchor scenarios and classification rules; raise SeedError (writing nothing) on a bad file."""
+    """Upsert tags, scenarios, rules and abbreviations; raise SeedError (writing nothing) on a bad file."""
     path = path or VOCABULARY_PATH
     try:
         data = json.loads(path.read_text())
@@ -105,4 +106,7 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
         }
         values["anchor_scenario"] = scenarios[key] if key else None
         _upsert(ClassificationRule, {"name": row["name"]}, values, result.rules, overwrite_curator_edits)
+    for row in data.get("abbreviations", []):
+        values = {"expansions": row["expansions"], "case_sensitive": bool(row.get("case_sensitive", False))}
+        _upsert(Abbreviation, {"term": row["term"]}, values, result.abbreviations, overwrite_curator_edits)
     return result

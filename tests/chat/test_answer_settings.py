@@ -26,9 +26,9 @@ def test_short_hash_is_stable_and_changes_with_any_value():
 def test_settings_come_from_django_settings_then_answer_settings_json_then_overrides(settings):
     settings.LLM_PROVIDER = "openai"
     settings.LLM_MODEL = "qwen2.5"
-    settings.ANSWER_SETTINGS = {"retrieval_k": 20, "min_relevance": 0.4}
-    effective = answer_settings(min_relevance=0.5)
-    assert (effective.provider, effective.model, effective.retrieval_k, effective.min_relevance) == (
+    settings.ANSWER_SETTINGS = {"retrieval_k": 20, "judge_threshold": 0.4}
+    effective = answer_settings(judge_threshold=0.5)
+    assert (effective.provider, effective.model, effective.retrieval_k, effective.judge_threshold) == (
         "openai",
         "qwen2.5",
         20,

@@ -2,11 +2,14 @@
 
 import re
 
+import pytest
+
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import abstract_sentences, compose_answer, score_sentence
-from chat.services.text import content_terms
 from evidence.citations import EvidenceSet, EvidenceSource, verify_answer
+from evidence.concepts import Concept, form_of
+from evidence.text import content_terms
 
 QUESTION = "Does trametinib improve survival in BRAF-mutated metastatic melanoma?"
 TERMS = content_terms(QUESTION)
@@ -61,32 +64,33 @@ def compose(*sources, **settings):
     )
 
 
-def test_library_findings_come_first_then_findings_then_conclusions_each_cited():
-    text = compose(LIBRARY, ABSTRACT, UNAPPROVED)
+def test_bottom_line_leads_with_the_top_sources_conclusion_then_the_evidence_each_cited():
+    text = compose(ABSTRACT, LIBRARY, UNAPPROVED)
+    assert text.startswith(
+        "**Bottom line:** Trametinib improved survival among patients with BRAF-mutated metastatic melanoma "
+        "[citation:pmid:22663011:c1]."
+    )
     headings = re.findall(r"^### (.+)$", text, flags=re.MULTILINE)
-    assert headings == [
-        "Curated library evidence",
-        "What the studies found",
-        "What the authors conclude",
-        "What the evidence does not cover",
-    ]
-    assert text.splitlines()[2] == (
+    assert headings == ["Evidence"]
+    assert (
         "- **METRIC** (N Engl J Med, 2012): Trametinib prolonged survival in BRAF-mutated melanoma "
-        "[citation:pmid:11111111:key_finding]."
+        "[citation:pmid:11111111:key_finding]." in text
     )
     bullets = [line for line in text.splitlines() if line.startswith("- ")]
-    assert all(re.search(r"\[citation:pmid:\d+:[\w]+\][.!?]$", line) for line in bullets)
+    assert bullets and all(re.search(r"\[citation:pmid:\d+:[\w]+\][.!?]$", line) for line in bullets)
     assert "Pesticide" not in text
-    assert (
-        "- Trametinib improved survival among patients with BRAF-mutated metastatic melanoma "
-        "[citation:pmid:22663011:c1]." in text
-    )
 
 
-def test_results_and_conclusions_are_preferred_over_background():
+def test_background_and_methods_sentences_are_never_findings():
     background = score_sentence(
         sentence="Melanoma with BRAF mutations is common in metastatic disease.",
         section="background",
+        question_terms=TERMS,
+        weights=WEIGHTS,
+    )
+    methods = score_sentence(
+        sentence="We conducted a population-based case-referent study of 25- to 74-year-old melanoma patients.",
+        section="",
         question_terms=TERMS,
         weights=WEIGHTS,
     )
@@ -96,8 +100,8 @@ def test_results_and_conclusions_are_preferred_over_background():
         question_terms=TERMS,
         weights=WEIGHTS,
     )
-    assert conclusion > background > 0
-    assert "Melanoma with BRAF mutations is common" not in compose(ABSTRACT, composer_sentences=3)
+    assert conclusion > 0 and background == 0 and methods == 0
+    assert "Melanoma with BRAF mutations is common" not in compose(ABSTRACT, composer_sentences=6)
 
 
 def test_redundant_sentences_are_dropped_and_sources_are_capped():
@@ -109,7 +113,11 @@ def test_redundant_sentences_are_dropped_and_sources_are_capped():
     )
 
 
-def test_it_states_what_the_evidence_does_not_cover():
+def concepts_for(*labels):
+    return tuple(Concept(label, "topic", (form_of(label),), 1.0) for label in labels)
+
+
+def test_it_names_in_clinical_words_what_the_evidence_does_not_cover():
     question = "Does trametinib improve survival in BRAF-mutated melanoma with brain metastases in pregnancy?"
     text = compose_answer(
         question=question,
@@ -117,12 +125,66 @@ def test_it_states_what_the_evidence_does_not_cover():
         settings=AnswerSettings(),
         question_terms=content_terms(question),
         weights={},
+        concepts=concepts_for("trametinib", "melanoma", "brain metastases", "pregnancy"),
     )
     assert text.endswith(
-        "The retrieved evidence does not directly address: brain, metastases, pregnancy. "
-        "Weigh these aspects with clinical "
-        "judgement and the full guideline text."
+        "### What the evidence does not cover\n\n"
+        "The cited sources do not address brain metastases or pregnancy; weigh that part with clinical judgement."
     )
+
+
+def test_the_not_covered_section_is_left_out_when_nothing_is_missing():
+    text = compose_answer(
+        question=QUESTION,
+        evidence=EvidenceSet([ABSTRACT]),
+        settings=AnswerSettings(),
+        question_terms=TERMS,
+        weights=WEIGHTS,
+        concepts=concepts_for("trametinib", "melanoma", "survival"),
+    )
+    assert "does not cover" not in text and "do not address" not in text
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "first", "unstated"),
+    [
+        (
+            "What dose of apixaban in AF with CKD?",
+            "RESULTS: Apixaban 2.5 mg twice daily was used in most patients with stage 4 CKD and AF. "
+            "CONCLUSIONS: Apixaban was associated with less bleeding than warfarin in AF with CKD.",
+            "Apixaban 2.5 mg twice daily",
+            "",
+        ),
+        (
+            "How long to treat cystitis with nitrofurantoin?",
+            "RESULTS: Nitrofurantoin cured most cystitis episodes. "
+            "CONCLUSIONS: Nitrofurantoin remains a good choice for cystitis in women.",
+            "Nitrofurantoin",
+            " The cited evidence does not state a treatment duration.",
+        ),
+        (
+            "How long to treat cystitis with nitrofurantoin?",
+            "RESULTS: A 5 day course of nitrofurantoin cured 88% of cystitis episodes. "
+            "CONCLUSIONS: Nitrofurantoin remains a good choice for cystitis in women.",
+            "A 5 day course of nitrofurantoin",
+            "",
+        ),
+    ],
+)
+def test_a_requested_dose_or_duration_leads_only_when_a_source_states_it(question, text, first, unstated):
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+    answer = compose_answer(
+        question=question,
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+    )
+    lead = answer.split("\n\n")[0]
+    assert lead.startswith(f"**Bottom line:** {first}")
+    assert lead.endswith(f"[citation:pmid:30000001:c0].{unstated}")
 
 
 def test_abstains_when_nothing_approved_and_verification_agrees():
@@ -136,7 +198,7 @@ def test_composed_answer_passes_verification_untouched():
     text = compose(LIBRARY, ABSTRACT)
     verified = verify_answer(text=text, evidence=EvidenceSet([LIBRARY, ABSTRACT]))
     assert verified.removed == [] and verified.was_repaired is False
-    assert [reference["pmid"] for reference in verified.references] == ["11111111", "22663011"]
+    assert sorted(reference["pmid"] for reference in verified.references) == ["11111111", "22663011"]
     assert verified.confidence == "GREEN"
 
 

@@ -42,3 +42,4 @@ class Command(BaseCommand):
         self.stdout.write(f"Vocabulary tags: {vocabulary.tags}.")
         self.stdout.write(f"Anchor scenarios: {vocabulary.scenarios}.")
         self.stdout.write(f"Classification rules: {vocabulary.rules}.")
+        self.stdout.write(f"Abbreviations and lay terms: {vocabulary.abbreviations}.")

@@ -2,7 +2,7 @@ import pytest
 
 from chat.pipeline.retrieve import tag_weights
 from chat.pipeline.understand import question_vocabulary, result_context
-from chat.services.text import content_terms, stem
+from evidence.text import content_terms, stem
 from evidence.models import Study, Tag, TagKind
 
 

@@ -1,0 +1,260 @@
+"""A question's clinical concepts, and whether a source's text covers them, whatever the wording.
+
+A concept is one thing the question asks about - its condition ("AF"), its decision or
+intervention ("anticoagulation", "metformin"), its population ("elderly") or another topic word -
+with every form that expresses it: the tag vocabulary's synonyms, the curated abbreviations and
+lay words ("NAC" → N-acetylcysteine, "elderly" → aged / geriatric), and British / American
+spellings folded together. A text covers a concept when any form occurs in it as a whole-word
+sequence of stems, so "LTOT" in a question is found in an abstract about long-term oxygen therapy.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from evidence.models import Abbreviation
+from evidence.pico import GENERIC_DECISIONS, Pico, is_modifier
+from evidence.text import STOPWORDS, stem, tokens
+from evidence.vocabulary import DECISION, DISEASE, Vocabulary
+
+CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
+
+# British spellings folded into American ones before matching ("anaesthesia" = "anesthesia").
+_SPELLINGS = [
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"aemia", "emia"),
+        (r"haem", "hem"),
+        (r"oedema", "edema"),
+        (r"oesophag", "esophag"),
+        (r"oestr", "estr"),
+        (r"paediatr", "pediatr"),
+        (r"anaesth", "anesth"),
+        (r"orthopaed", "orthoped"),
+        (r"gynaec", "gynec"),
+        (r"foetal", "fetal"),
+        (r"tumour", "tumor"),
+        (r"behaviour", "behavior"),
+        (r"colour", "color"),
+        (r"labour", "labor"),
+        (r"fibre", "fiber"),
+        (r"centre", "center"),
+        (r"ageing", "aging"),
+        (r"isation", "ization"),
+        (r"\b(\w*(?:model|label|signal|travel|cancel|counsel|fuel|channel|level|tunnel|dial|total))l(ing|ed)\b",
+         r"\1\2"),
+        (
+            r"\b(randomi|minimi|maximi|optimi|hospitali|immuni|stabili|characteri|organi|recogni|utili)s(e|ed|es|ing)\b",
+            r"\1z\2",
+        ),
+    )
+]
+# Question words that name no topic: how it is asked, not what about.
+_GENERIC_TEXT = """
+    safe safety safer effective effectiveness efficacy efficacious benefit benefits beneficial useful helpful worth
+    better good risk risks harm harmful treat treated treating treatment treatments therapy therapies manage
+    management managed outcome outcomes result results affect affects associated association associate impact
+    influence improve improves improved improvement predict predicts predictor prediction role value indicated
+    necessary needed should would could does do did can may might whether really actually still ever really
+    first choice option options approach strategy strategies work works working help helps start stop give
+    which who what when where why how much many long often dose doses dosing duration mg day days week weeks
+    month months year years old age aged patient patients pts yo versus compared comparison level levels
+    evidence study studies trial trials data effect effects factor factors related relation relationship
+    increase increased decrease decreased reduce reduced lower higher high low rate rates use used using
+    receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer
+"""
+GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
+_GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)
+_AGE = re.compile(
+    r"\b(?:(?:over|above|older than|aged|age)\s*(?:>|≥|>=)?\s*(\d{2,3})|(\d{2,3})\s*(?:-|\s)?\s*(?:year|yr|y)s?"
+    r"(?:\s*-?\s*old)?\b|(\d{2,3})\s*(?:yo|y/o|[mf])\b)",
+    re.IGNORECASE,
+)
+OLDER_FORMS = ("elderly", "aged", "older", "geriatric", "octogenarian", "nonagenarian", "aged 80 and over")
+
+
+def fold(text: str) -> str:
+    """Return `text` normalised for matching: Unicode NFKC, lower case, British spellings made American."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    for pattern, replacement in _SPELLINGS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def form_of(phrase: str) -> tuple[str, ...]:
+    """Return the stem sequence that represents `phrase` when matching."""
+    return tuple(stem(token) for token in tokens(fold(phrase)))
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One thing the question asks about, with every wording that expresses it."""
+
+    label: str
+    role: str
+    forms: tuple[tuple[str, ...], ...]
+    weight: float = 1.0
+    code: str = ""  # the vocabulary tag it came from, if any
+
+    def to_dict(self) -> dict[str, object]:
+        return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The curated abbreviations and lay words: each term's stem form → the forms it stands for."""
+
+    entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    exact: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    wording: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls) -> Lexicon:
+        """Return the lexicon from the `Abbreviation` table (one query)."""
+        return cls.build((row.term, row.expansions, row.case_sensitive) for row in Abbreviation.objects.all())
+
+    @classmethod
+    def build(cls, rows: Iterable[tuple[str, Sequence[str], bool]]) -> Lexicon:
+        entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}
+        exact: dict[str, tuple[tuple[str, ...], ...]] = {}
+        wording: dict[str, tuple[str, ...]] = {}
+        for term, expansions, case_sensitive in rows:
+            forms = tuple(dict.fromkeys(form for form in (form_of(term), *map(form_of, expansions)) if form))
+            if case_sensitive:
+                exact[term] = forms
+            elif form_of(term):
+                entries[form_of(term)] = forms
+            wording[term if case_sensitive else term.lower()] = tuple(expansions)
+        return cls(entries, exact, wording)
+
+    def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+        """Return `form` with everything the lexicon says it stands for."""
+        return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))
+
+    def spelled_out(self, question: str) -> list[str]:
+        """Return what the question's abbreviations and lay words stand for, as the literature writes it."""
+        found: list[str] = []
+        for term, expansions in self.wording.items():
+            flags = 0 if term in self.exact else re.IGNORECASE
+            if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", question, flags):
+                found.extend(e for e in expansions if e.lower() not in question.lower())
+        return list(dict.fromkeys(found))
+
+
+class TextIndex:
+    """A text's stems, ready for whole-word sequence look-ups."""
+
+    def __init__(self, text: str) -> None:
+        self.stems = [stem(token) for token in tokens(fold(text))]
+        self._joined = " " + " ".join(self.stems) + " "
+        self._set = set(self.stems)
+
+    def has(self, form: tuple[str, ...]) -> bool:
+        if not form:
+            return False
+        if len(form) == 1:
+            return form[0] in self._set
+        return (" " + " ".join(form) + " ") in self._joined
+
+    def covers(self, concept: Concept) -> bool:
+        return any(self.has(form) for form in concept.forms)
+
+
+def question_concepts(
+    question: str,
+    *,
+    vocabulary: Vocabulary,
+    pico: Pico,
+    lexicon: Lexicon,
+    rarity: Callable[[Sequence[str]], dict[str, float]] | None = None,
+) -> list[Concept]:
+    """Return the question's concepts: tagged conditions and decisions, its population, then its topic words.
+
+    `rarity` weighs surface words (e.g. IDF over the abstract store); tag concepts weigh at least
+    as much as their rarest word, so the condition always counts.
+    """
+    concepts: list[Concept] = []
+    taken: list[tuple[int, int]] = []
+    for match in vocabulary.matches(question):
+        if match.kind not in (DISEASE, DECISION):
+            continue
+        taken.append((match.start, match.end))
+        if is_modifier(match.code):
+            continue  # "stage 4" narrows the condition; it is not a concept of its own
+        term = vocabulary.terms.get(match.code)
+        own_words = " ".join(w for w in tokens(match.text) if w not in STOPWORDS and stem(w) not in _GENERIC_STEMS)
+        label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
+        if any(concept.label == label for concept in concepts):
+            continue
+        if match.code in GENERIC_DECISIONS and not own_words:
+            continue  # "which drug", "treatment": how the question is asked, not what about
+        phrases = [own_words, vocabulary.label(match.code), *(term.synonyms if term else ())]
+        # "which anticoagulant" is a drug choice about anticoagulants: their wordings count too.
+        for inner in vocabulary.matches(own_words) if own_words else []:
+            inner_term = vocabulary.terms.get(inner.code)
+            phrases += [inner_term.label, *inner_term.synonyms] if inner_term else []
+        forms = tuple(
+            dict.fromkeys(
+                f for phrase in phrases for f in lexicon.expand(form_of(phrase)) if f and not set(f) <= _GENERIC_STEMS
+            )
+        )
+        role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
+        concepts.append(Concept(label, role, forms, 1.0, match.code))
+    age = _AGE.search(question)
+    older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
+    if age:
+        taken.append(age.span())
+    for term, forms in lexicon.exact.items():
+        for found in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", question):
+            if not any(start <= found.start() < end for start, end in taken):
+                taken.append(found.span())
+                concepts.append(Concept(term, TOPIC, forms, 1.0))
+    surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+    words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
+    index = 0
+    while index < len(words):
+        word, start = words[index]
+        if any(s <= start < e for s, e in taken):
+            index += 1
+            continue
+        # Two-word lay terms first ("heart attack", "blood thinners").
+        pair = form_of(f"{word} {words[index + 1][0]}") if index + 1 < len(words) else ()
+        if len(pair) == 2 and pair in lexicon.entries:
+            surface.append((f"{word} {words[index + 1][0]}", lexicon.expand(pair)))
+            index += 2
+            continue
+        index += 1
+        lower = word.lower()
+        if lower in STOPWORDS or lower in GENERIC_WORDS or (len(lower) < 3 and not word.isupper()):
+            continue
+        form = form_of(word)
+        if not form or (len(form) == 1 and form[0] in _GENERIC_STEMS):
+            continue
+        if form[0] in {stem(w) for w in OLDER_FORMS}:
+            older = True
+            continue
+        surface.append((word, lexicon.expand(form)))
+    weights = rarity([word for word, _ in surface]) if rarity else {}
+    for word, forms in dict((w, f) for w, f in surface).items():
+        if any(concept.forms == forms for concept in concepts):
+            continue
+        concepts.append(Concept(word, TOPIC, forms, weights.get(word, 1.0)))
+    if older:
+        concepts.append(Concept("older adults", POPULATION, tuple(form_of(f) for f in OLDER_FORMS), 1.0))
+    topic_max = max((concept.weight for concept in concepts if concept.role == TOPIC), default=1.0)
+    return [
+        concept if concept.role == TOPIC else replace(concept, weight=topic_max)
+        for concept in concepts
+    ]
+
+
+def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list[Concept]]:
+    """Return the weighted share of `concepts` the text covers, and the concepts it misses."""
+    total = sum(concept.weight for concept in concepts)
+    missing = [concept for concept in concepts if not index.covers(concept)]
+    if not total:
+        return 0.0, missing
+    return round(1 - sum(concept.weight for concept in missing) / total, 4), missing

@@ -1,0 +1,92 @@
+"""Confidence that means relevance and support: what the GREEN / YELLOW / RED badge promises.
+
+- GREEN: at least two independent cited sources - or one guideline, systematic review or
+  meta-analysis - directly address the question's condition and decision, and the shown claims
+  are supported by what they cite.
+- YELLOW: the answer rests on a single primary study, addresses the question only in part (the
+  reasons say which part), or lost claims to verification.
+- RED: nothing cited addresses the question (the answer abstains).
+
+The citation-format rating (cited documents and citation density) stays as a floor: an answer
+with no valid citation is never above RED, whatever the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+GREEN, YELLOW, RED = "GREEN", "YELLOW", "RED"
+_ORDER = {RED: 0, YELLOW: 1, GREEN: 2}
+# An answer that lost more than this share of its claims to verification is never GREEN.
+MAX_REMOVED_SHARE_FOR_GREEN = 0.25
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    """What the judge step decided about one cited source."""
+
+    doc_id: str
+    title: str
+    addresses: bool
+    direct: bool
+    synthesis: bool
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Confidence:
+    level: str
+    reasons: list[str]
+
+
+def rate_confidence(
+    *,
+    cited: Sequence[SourceVerdict],
+    format_floor: str,
+    abstained: bool,
+    claims_shown: int = 0,
+    claims_removed: int = 0,
+) -> Confidence:
+    """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it."""
+    if abstained:
+        return Confidence(RED, ["the answer abstains: no admitted evidence addresses the question"])
+    on_topic = [source for source in cited if source.addresses]
+    if not on_topic:
+        return Confidence(RED, ["none of the cited sources addresses the question"])
+    direct = [source for source in on_topic if source.direct]
+    reasons: list[str] = []
+    if len(direct) >= 2:
+        level = GREEN
+        reasons.append(f"{len(direct)} independent sources directly address the question's condition and decision")
+    elif any(source.synthesis for source in direct):
+        level = GREEN
+        synthesis = next(source for source in direct if source.synthesis)
+        reasons.append(f"a guideline or evidence synthesis ({synthesis.title}) directly addresses the question")
+    else:
+        level = YELLOW
+        if direct:
+            reasons.append(f"a single primary study ({direct[0].title}) directly addresses the question")
+        else:
+            gaps = _common_gaps(on_topic)
+            reasons.append(
+                "the cited evidence addresses the question only in part"
+                + (f": it does not cover {', '.join(gaps)}" if gaps else "")
+            )
+    total = claims_shown + claims_removed
+    if total and claims_removed / total > MAX_REMOVED_SHARE_FOR_GREEN and level == GREEN:
+        level = YELLOW
+        reasons.append(f"{claims_removed} of {total} statements were removed as unsupported")
+    if _ORDER[format_floor] < _ORDER[level]:
+        level = format_floor
+        reasons.append(
+            "few of the answer's statements carry a citation" if format_floor == YELLOW else "no valid citation"
+        )
+    return Confidence(level, reasons)
+
+
+def _common_gaps(sources: Sequence[SourceVerdict]) -> list[str]:
+    """Return the question's essential concepts that none of `sources` covers."""
+    gaps = [set(source.missing) for source in sources]
+    common = set.intersection(*gaps) if gaps else set()
+    return [label for label in sources[0].missing if label in common]
