@@ -19,15 +19,7 @@ import httpx
 import structlog
 from django.conf import settings
 
-from config.http_retries import (
-    RetriesExhausted,
-    RetryAfterTooLong,
-    RetryPolicy,
-    TransientFailure,
-    body_snippet,
-    is_transient_status,
-    transient_status_failure,
-)
+from config import http_retries
 from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
 from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pub_date, parse_pubmed_xml
 from pubmed.parsers import parse_xml_safely as _parse_xml
@@ -120,7 +112,7 @@ class EutilsClient:
         self.tool = tool
         self.email = email
         self.api_key = api_key
-        self.retries = RetryPolicy(
+        self.retries = http_retries.RetryPolicy(
             max_retries=max_retries,
             backoff_initial_seconds=backoff_initial,
             backoff_max_seconds=backoff_max,
@@ -148,14 +140,14 @@ class EutilsClient:
         try:
             response = self.http.post(url, data=params) if post else self.http.get(url, params=params)
         except httpx.TimeoutException as exc:
-            raise TransientFailure(f"timed out ({type(exc).__name__})") from exc
+            raise http_retries.TransientFailure(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise TransientFailure(f"connection failed ({type(exc).__name__}: {exc})") from exc
+            raise http_retries.TransientFailure(f"connection failed ({type(exc).__name__}: {exc})") from exc
         status = response.status_code
         if status >= 400:
-            quoted = body_snippet(response.text, ERROR_BODY_MAX_CHARS)
-            if is_transient_status(status):
-                raise transient_status_failure(response, f"HTTP {status}: {quoted}")
+            quoted = http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS)
+            if http_retries.is_transient_status(status):
+                raise http_retries.transient_status_failure(response, f"HTTP {status}: {quoted}")
             raise EutilsError(f"NCBI E-utilities rejected {endpoint} with HTTP {status}: {quoted}")
         # NCBI's rate limiter sometimes answers with this JSON body; it is a 429 in disguise.
         if response.headers.get("content-type", "").startswith("application/json") or response.text[:1] == "{":
@@ -164,7 +156,7 @@ class EutilsClient:
             except ValueError:
                 body = None
             if isinstance(body, dict) and "rate limit" in str(body.get("error", "")).lower():
-                raise TransientFailure(f"rate limited: {body['error']}")
+                raise http_retries.TransientFailure(f"rate limited: {body['error']}")
         return response
 
     def _request(self, endpoint: str, params: dict[str, Any], *, post: bool = False) -> httpx.Response:
@@ -172,13 +164,13 @@ class EutilsClient:
         params = {**self._common_params(), **params}
         try:
             return self.retries.call(lambda: self._send_once(endpoint, params, post), endpoint=endpoint)
-        except RetryAfterTooLong as exc:
+        except http_retries.RetryAfterTooLong as exc:
             raise EutilsUnavailable(
                 f"NCBI E-utilities {endpoint} answered HTTP {exc.status} and asked us to wait "
                 f"{exc.retry_after:.0f} s (more than NCBI_RETRY_AFTER_MAX_SECONDS="
                 f"{self.retries.retry_after_max_seconds:.0f}); try again later."
             ) from exc
-        except RetriesExhausted as exc:
+        except http_retries.RetriesExhausted as exc:
             raise EutilsUnavailable(
                 f"NCBI E-utilities {endpoint} failed after {exc.attempts} attempts; last error: {exc.failure}"
             ) from exc
@@ -192,7 +184,7 @@ class EutilsClient:
             self._raise_xml_error(endpoint, response.content)
             raise EutilsError(
                 f"NCBI E-utilities {endpoint} returned invalid JSON: "
-                + body_snippet(response.text, ERROR_BODY_MAX_CHARS)
+                + http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS)
             ) from None
         if not isinstance(body, dict):
             raise EutilsError(f"NCBI E-utilities {endpoint} returned JSON that is not an object.")
@@ -322,7 +314,7 @@ class EutilsClient:
                 texts = [str(m) for m in messages] if isinstance(messages, list) else [str(messages)]
                 if all("invalid uid" in t.lower() or "empty id list" in t.lower() for t in texts) and texts:
                     continue  # every id in the batch was unknown to NCBI
-                reason = "; ".join(texts) or body_snippet(str(body), ERROR_BODY_MAX_CHARS)
+                reason = "; ".join(texts) or http_retries.body_snippet(str(body), ERROR_BODY_MAX_CHARS)
                 raise EutilsError(f"NCBI esummary returned no result: {reason}")
             result = body["result"]
             for uid in result.get("uids", []):

@@ -17,15 +17,7 @@ import structlog
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from config.http_retries import (
-    RetriesExhausted,
-    RetryAfterTooLong,
-    RetryPolicy,
-    TransientFailure,
-    body_snippet,
-    is_transient_status,
-    transient_status_failure,
-)
+from config import http_retries
 from evidence.identifiers import validate_nct
 from trials.constants import PHASES, STATUSES
 
@@ -170,7 +162,7 @@ class CtgovClient:
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.timeout_seconds = timeout_seconds
         self.max_retries = max_retries
-        self.retries = RetryPolicy(
+        self.retries = http_retries.RetryPolicy(
             max_retries=max_retries,
             backoff_initial_seconds=backoff_initial_seconds,
             backoff_max_seconds=backoff_max_seconds,
@@ -236,12 +228,12 @@ class CtgovClient:
     def _get_json(self, path: str, params: dict[str, str], *, what: str, not_found: str | None) -> dict[str, Any]:
         try:
             response = self.retries.call(lambda: self._send(path, params, what=what, not_found=not_found), path=path)
-        except RetryAfterTooLong as exc:
+        except http_retries.RetryAfterTooLong as exc:
             raise CtgovUnavailable(
                 f"ClinicalTrials.gov {_trouble(exc.status)} (HTTP {exc.status}) "
                 f"and asks to wait {exc.retry_after:.0f} s; try again later."
             ) from exc
-        except RetriesExhausted as exc:
+        except http_retries.RetriesExhausted as exc:
             tries = "1 attempt" if exc.attempts == 1 else f"{exc.attempts} attempts"
             raise CtgovUnavailable(f"{exc.failure} ({tries}); try again in a few minutes.") from exc
         try:
@@ -260,15 +252,18 @@ class CtgovClient:
         try:
             response = self._http.get(url, params=params, timeout=self.timeout_seconds)
         except httpx.TimeoutException as exc:
-            raise TransientFailure(f"ClinicalTrials.gov did not answer within {self.timeout_seconds:g} s") from exc
+            message = f"ClinicalTrials.gov did not answer within {self.timeout_seconds:g} s"
+            raise http_retries.TransientFailure(message) from exc
         except httpx.TransportError as exc:
-            raise TransientFailure(f"ClinicalTrials.gov could not be reached ({type(exc).__name__})") from exc
+            message = f"ClinicalTrials.gov could not be reached ({type(exc).__name__})"
+            raise http_retries.TransientFailure(message) from exc
         status = response.status_code
         logger.debug("ctgov.response", path=path, status=status)
-        if is_transient_status(status):
-            raise transient_status_failure(response, f"ClinicalTrials.gov {_trouble(status)} (HTTP {status})")
+        if http_retries.is_transient_status(status):
+            message = f"ClinicalTrials.gov {_trouble(status)} (HTTP {status})"
+            raise http_retries.transient_status_failure(response, message)
         if status == 400:
-            detail = body_snippet(response.text, ERROR_BODY_MAX_CHARS) or "no reason given"
+            detail = http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS) or "no reason given"
             raise CtgovBadRequest(f"ClinicalTrials.gov rejected the request for {what}: {detail}")
         if status == 404 and not_found is not None:
             raise CtgovNotFound(not_found)

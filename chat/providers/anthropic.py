@@ -18,13 +18,14 @@ from chat.providers.base import (
     status_error,
 )
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
-from chat.providers.tool_loop import ModelTurn, ToolCall, run_tool_loop
+from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
 
 
 def _error_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    raw_error = body.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     status = exc.status_code
     # An `error` event inside a 200 stream carries the real condition in its type.
     if error.get("type") == "overloaded_error":
@@ -54,26 +55,19 @@ class AnthropicProvider:
     def opening_messages(self, request: GenerationRequest, user_turn: str) -> list[dict[str, Any]]:
         return [*request.history, {"role": "user", "content": user_turn}]
 
-    def stream_turn(
-        self,
-        request: GenerationRequest,
-        *,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        last_round: bool,
-    ) -> Generator[TextDelta, None, ModelTurn]:
-        settings = request.settings
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        settings = turn.request.settings
         params: dict[str, Any] = {
             "model": settings.model,
             "max_tokens": settings.max_tokens,
-            "system": request.system_prompt,
-            "messages": messages,
+            "system": turn.request.system_prompt,
+            "messages": turn.messages,
         }
-        if tools:
-            params["tools"] = tools
+        if turn.tools:
+            params["tools"] = turn.tools
         if self.accepts_temperature:
             params["temperature"] = settings.temperature
-        if tools and last_round:
+        if turn.tools and turn.last_round:
             params["tool_choice"] = {"type": "none"}
         usage = {"input_tokens": 0, "output_tokens": 0}
         blocks, stop_reason = yield from self._stream_round(params, usage)

@@ -16,7 +16,7 @@ from chat.providers.base import (
     status_error,
 )
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
-from chat.providers.tool_loop import ModelTurn, ToolCall, run_tool_loop
+from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
 
 
@@ -56,26 +56,19 @@ class OpenAICompatibleProvider:
             {"role": "user", "content": user_turn},
         ]
 
-    def stream_turn(
-        self,
-        request: GenerationRequest,
-        *,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        last_round: bool,
-    ) -> Generator[TextDelta, None, ModelTurn]:
-        settings = request.settings
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        settings = turn.request.settings
         params: dict[str, Any] = {
             "model": settings.model,
-            "messages": messages,
+            "messages": turn.messages,
             "max_tokens": settings.max_tokens,
             "temperature": settings.temperature,
             "stream": True,
         }
-        if tools:
+        if turn.tools:
             # Servers reject tool_choice without tools.
-            params["tools"] = _function_tools(tools)
-            params["tool_choice"] = "none" if last_round else "auto"
+            params["tools"] = _function_tools(turn.tools)
+            params["tool_choice"] = "none" if turn.last_round else "auto"
         usage = {"input_tokens": 0, "output_tokens": 0}
         text, calls, finish_reason = yield from self._stream_round(params, usage)
         return ModelTurn(

@@ -31,6 +31,17 @@ class ToolCall:
     arguments: Any
 
 
+@dataclass(frozen=True)
+class TurnRequest:
+    """What one model call is given: the conversation so far and the tools it may call."""
+
+    request: GenerationRequest
+    messages: list[dict[str, Any]]
+    # Name / description / input_schema specs; on the last round the model must not call them.
+    tools: list[dict[str, Any]]
+    last_round: bool
+
+
 @dataclass
 class ModelTurn:
     """One streamed model call, in the shape every wire format is translated into."""
@@ -55,18 +66,8 @@ class WireFormat(Protocol):
         """Return the first request's messages: history and the user turn (plus the system prompt if in-band)."""
         ...
 
-    def stream_turn(
-        self,
-        request: GenerationRequest,
-        *,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        last_round: bool,
-    ) -> Generator[TextDelta, None, ModelTurn]:
-        """Stream one model call, yielding text deltas; return the turn; raise ProviderError on failure.
-
-        `tools` are name / description / input_schema specs; on the last round the model must not call them.
-        """
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        """Stream one model call, yielding text deltas; return the turn; raise ProviderError on failure."""
         ...
 
     def tool_result_messages(self, results: list[ToolResult]) -> list[dict[str, Any]]:
@@ -89,7 +90,9 @@ def run_tool_loop(wire: WireFormat, request: GenerationRequest) -> Iterator[Prov
     for round_number in range(settings.max_tool_rounds + 1):
         rounds = round_number + 1
         last_round = round_number == settings.max_tool_rounds
-        turn = yield from wire.stream_turn(request, messages=messages, tools=tools, last_round=last_round)
+        turn = yield from wire.stream_turn(
+            TurnRequest(request=request, messages=messages, tools=tools, last_round=last_round)
+        )
         usage["input_tokens"] += turn.input_tokens
         usage["output_tokens"] += turn.output_tokens
         stop_reason = turn.stop_reason

@@ -7,7 +7,7 @@ from typing import Any
 
 from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, GenerationRequest, TextDelta, ToolActivity
-from chat.providers.tool_loop import ModelTurn, ToolCall, run_tool_loop
+from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
 from evidence.citations import ORIGIN_TOOL, EvidenceSet, EvidenceSource
 
@@ -24,15 +24,14 @@ class ScriptedWire:
     def opening_messages(self, request: GenerationRequest, user_turn: str) -> list[dict[str, Any]]:
         return [{"role": "user", "content": user_turn}]
 
-    def stream_turn(
-        self, request: GenerationRequest, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-        last_round: bool,
-    ) -> Generator[TextDelta, None, ModelTurn]:
-        self.calls.append({"messages": list(messages), "tools": [t["name"] for t in tools], "last_round": last_round})
-        turn = self.turns[len(self.calls) - 1]
-        if turn.text:
-            yield TextDelta(turn.text)
-        return turn
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        self.calls.append(
+            {"messages": list(turn.messages), "tools": [t["name"] for t in turn.tools], "last_round": turn.last_round}
+        )
+        scripted = self.turns[len(self.calls) - 1]
+        if scripted.text:
+            yield TextDelta(scripted.text)
+        return scripted
 
     def tool_result_messages(self, results: list[ToolResult]) -> list[dict[str, Any]]:
         return [{"role": "tool", "id": result.call_id, "content": result.content} for result in results]
