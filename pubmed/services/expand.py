@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -106,7 +106,7 @@ class ExpansionProfile:
     def from_value(cls, value: ExpansionProfile | Mapping[str, object] | None) -> ExpansionProfile:
         if value is None:
             return cls()
-        if isinstance(value, cls):
+        if isinstance(value, ExpansionProfile):
             return value
         unknown = set(value) - {"drug_synonyms", "disease_synonyms", "drug_class", "mechanism", "population"}
         if unknown:
@@ -114,7 +114,7 @@ class ExpansionProfile:
 
         def strings(key: str) -> tuple[str, ...]:
             raw = value.get(key) or ()
-            items = [raw] if isinstance(raw, str) else list(raw)  # type: ignore[arg-type]
+            items = list(raw) if isinstance(raw, Iterable) and not isinstance(raw, str) else [raw]
             return tuple(" ".join(str(item).split()) for item in items if str(item).strip())
 
         return cls(
