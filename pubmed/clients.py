@@ -20,10 +20,11 @@ import structlog
 from django.conf import settings
 
 from config import http_retries
-from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
-from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pub_date, parse_pubmed_xml
+from evidence.identifiers import is_pmid
+from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pubmed_xml
 from pubmed.parsers import parse_xml_safely as _parse_xml
 from pubmed.ratelimit import RateLimiter, ncbi_rate_limiter, redis_url_for_rate_limit
+from pubmed.summaries import PubmedSummary, summary_from_json
 
 logger = structlog.get_logger(__name__)
 
@@ -54,20 +55,6 @@ class EsearchResult:
     query_key: str = ""
     phrases_not_found: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class PubmedSummary:
-    pmid: str
-    title: str
-    journal: str
-    year: int | None
-    authors: list[str]
-    doi: str
-    pmcid: str = ""
-    journal_title: str = ""
-    pub_date_raw: str = ""
-    publication_types: list[str] = field(default_factory=list)
 
 
 def _check_pmids(pmids: Sequence[str]) -> list[str]:
@@ -321,45 +308,11 @@ class EutilsClient:
                 item = result.get(str(uid))
                 if not isinstance(item, dict) or item.get("error"):
                     continue
-                summaries[str(uid)] = _summary_from_json(str(uid), item)
+                summaries[str(uid)] = summary_from_json(str(uid), item)
         return summaries
 
     def close(self) -> None:
         self.http.close()
-
-
-def _summary_from_json(pmid: str, item: dict[str, Any]) -> PubmedSummary:
-    ids = {
-        str(entry.get("idtype", "")): str(entry.get("value", ""))
-        for entry in item.get("articleids", [])
-        if isinstance(entry, dict)
-    }
-    doi = normalize_doi(ids.get("doi", ""))
-    if not is_doi(doi):
-        elocation = str(item.get("elocationid", ""))
-        doi = normalize_doi(elocation.split("doi:", 1)[1]) if "doi:" in elocation else ""
-        doi = doi if is_doi(doi) else ""
-    pmcid = ids.get("pmc", "")
-    raw_date = str(item.get("pubdate", "") or item.get("epubdate", ""))
-    _, year = parse_pub_date(raw_date)
-    if year is None:
-        _, year = parse_pub_date(str(item.get("sortpubdate", "")))
-    return PubmedSummary(
-        pmid=pmid,
-        title=" ".join(str(item.get("title", "")).split()),
-        journal=str(item.get("source", "")),
-        year=year,
-        authors=[
-            str(author.get("name", ""))
-            for author in item.get("authors", [])
-            if isinstance(author, dict) and author.get("name")
-        ],
-        doi=doi,
-        pmcid=pmcid if PMCID_RE.fullmatch(pmcid) else "",
-        journal_title=str(item.get("fulljournalname", "")),
-        pub_date_raw=raw_date,
-        publication_types=[str(p) for p in item.get("pubtype", [])],
-    )
 
 
 @cache
