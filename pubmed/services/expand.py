@@ -25,7 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from pubmed.clients import EutilsClient, EutilsError, eutils_client
-from pubmed.query import Concept, build_query
+from pubmed.query import MAX_QUERY_LENGTH, Concept, QueryError, build_query, check_query_syntax
 
 logger = structlog.get_logger(__name__)
 
@@ -211,6 +211,17 @@ def _apply_caps(queries: Sequence[ExpandedQuery]) -> list[ExpandedQuery]:
     return kept[:MAX_QUERIES]
 
 
+def _usable_model_query(query: str) -> bool:
+    """Return True if a model-written query is non-empty, within the length cap and balanced."""
+    if not query or len(query) > MAX_QUERY_LENGTH:
+        return False
+    try:
+        check_query_syntax(query)
+    except QueryError:
+        return False
+    return True
+
+
 def expand_search_terms(
     drug: str, disease: str, profile: ExpansionProfile | Mapping[str, object] | None = None
 ) -> list[ExpandedQuery]:
@@ -223,7 +234,7 @@ def expand_search_terms(
         try:
             proposed = [ExpandedQuery(str(axis), " ".join(str(query).split()))
                         for axis, query in _llm_expander(drug, disease, profile)]
-            capped = _apply_caps([q for q in proposed if q.query and len(q.query) <= 1000])
+            capped = _apply_caps([q for q in proposed if _usable_model_query(q.query)])
             if len(capped) >= MIN_QUERIES:
                 return capped
             logger.warning("llm_expansion_too_few", kept=len(capped))

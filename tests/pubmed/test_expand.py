@@ -59,6 +59,7 @@ def test_llm_expansion_is_validated_and_capped(settings: object) -> None:
     proposed = [("core", f"metformin AND breast cancer {n}") for n in range(6)] + [
         ("trials", "metformin trial"), ("made-up-axis", "x"), ("outcomes", "metformin survival"),
         ("synthesis", "metformin meta-analysis"), ("mechanism", "metformin AMPK"),
+        ("mechanism", '(metformin AND "AMPK[tiab]'), ("outcomes", "x" * 1001),  # unbalanced, too long: dropped
     ]
     expand.register_llm_expander(lambda drug, disease, profile: proposed)
     try:
