@@ -2,7 +2,8 @@
 
 Each round streams one model turn; when the model asks for tools, they run (`chat.tools` or the
 request's toolbox), their sources join the request's evidence, their results go back to the model,
-and the next round starts. The last round offers no tools, so the loop always ends with text.
+and the next round starts. On the last round the wire format forbids tool calls; calls made anyway
+are logged and not run.
 A provider only translates its wire format: the opening messages, one streamed turn in the common
 `ModelTurn` shape, and the messages that carry tool results back.
 """
