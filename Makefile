@@ -13,11 +13,14 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install lint format worker browser clean-db help
+# Packages mypy checks; `research` joins once the app exists.
+TYPED  := config evidence pubmed trials chat $(if $(wildcard research/__init__.py),research)
+
+.PHONY: run test install lint typecheck format worker browser clean-db help
 
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
-	@echo "make test    install and run the test suite (pytest + ruff)"
+	@echo "make test    install and run the checks (ruff + mypy + pytest)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
 
 $(STAMP): pyproject.toml
@@ -44,12 +47,15 @@ run: install
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=INFO
 
-test: install browser
+test: install browser typecheck
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
+
+typecheck: install
+	$(VENV)/bin/mypy $(TYPED)
 
 format: install
 	$(VENV)/bin/ruff format .

@@ -5,8 +5,8 @@ from chat.models import Conversation, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["role", "content", "settings_hash", "created_at"]
-    readonly_fields = fields
+    readonly_fields = ("role", "content", "settings_hash", "created_at")
+    fields = readonly_fields
     extra = 0
     can_delete = False
 

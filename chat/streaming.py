@@ -85,15 +85,18 @@ def _asynchronous(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
 
     Closing matters: it lets the reply finish and store the answer in a thread where the ORM may run.
     """
-    step = sync_to_async(next, thread_sensitive=True)
+
+    def advance() -> bytes | None:
+        return next(chunks, None)
+
+    step = sync_to_async(advance, thread_sensitive=True)
     close = sync_to_async(getattr(chunks, "close", lambda: None), thread_sensitive=True)
 
     async def stream() -> AsyncIterator[bytes]:
-        finished = object()
         try:
             while True:
-                chunk = await step(chunks, finished)
-                if chunk is finished:
+                chunk = await step()
+                if chunk is None:
                     return
                 yield chunk
         finally:

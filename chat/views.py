@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -56,7 +56,7 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(request, selectors.conversation_get(user=request.user, conversation_id=pk))
 
 
-def _reply(request: HttpRequest, conversation: Conversation, question: str) -> HttpResponse:
+def _reply(request: HttpRequest, conversation: Conversation, question: str) -> HttpResponseBase:
     url = reverse("chat:conversation", args=[conversation.pk])
     if wants_stream(request):
         events = conversation_reply_events(conversation=conversation, text=question)
@@ -84,7 +84,7 @@ def _reply(request: HttpRequest, conversation: Conversation, question: str) -> H
 
 @login_required
 @require_POST
-def conversation_new(request: HttpRequest) -> HttpResponse:
+def conversation_new(request: HttpRequest) -> HttpResponseBase:
     """Start a conversation with its first question."""
     try:
         question = check_question(request.POST.get("question", ""))
@@ -98,7 +98,7 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def message_new(request: HttpRequest, pk: int) -> HttpResponse:
+def message_new(request: HttpRequest, pk: int) -> HttpResponseBase:
     """Ask a follow-up question in a conversation."""
     conversation = selectors.conversation_get(user=request.user, conversation_id=pk)
     try:

@@ -218,7 +218,7 @@ class GuidanceItemAdmin(CuratorEditableAdmin):
 
     @admin.display(description="studies", ordering="_study_count")
     def study_count(self, obj: GuidanceItem) -> int:
-        return obj._study_count
+        return obj._study_count  # type: ignore[attr-defined]  # annotated by get_queryset
 
 
 @admin.register(Tag)

@@ -53,10 +53,11 @@ class StrengthField(serializers.ChoiceField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(choices=[choice.label for choice in EvidenceStrength], **kwargs)
 
-    def to_representation(self, value: int) -> str:
+    # DRF's stubs fix a ChoiceField's value to str; this one maps the labels to the stored integers.
+    def to_representation(self, value: int) -> str:  # type: ignore[override]
         return EvidenceStrength(value).label
 
-    def to_internal_value(self, data: Any) -> int:
+    def to_internal_value(self, data: Any) -> int:  # type: ignore[override]
         label = super().to_internal_value(data)
         return next(choice.value for choice in EvidenceStrength if choice.label == label)
 

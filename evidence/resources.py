@@ -58,7 +58,7 @@ class StudyResource(resources.ModelResource):
         skip_unchanged = True
         report_skipped = True
         use_transactions = True
-        widgets = {}
+        widgets: dict[str, Any] = {}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

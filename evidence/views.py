@@ -19,7 +19,8 @@ def library(request: HttpRequest) -> HttpResponse:
     try:
         filters = parse_study_filters(request.GET)
     except ValidationError as exc:
-        errors = [str(message) for message in exc.detail.values()]
+        detail = exc.detail
+        errors = [str(message) for message in (detail.values() if isinstance(detail, dict) else detail)]
         filters = {"text": request.GET.get("q", ""), "tag": request.GET.get("tag", "")}
     studies = study_search(**filters).select_related("guidance_item")
     page = Paginator(studies, PAGE_SIZE).get_page(request.GET.get("page"))

@@ -73,7 +73,9 @@ class AbstractSearchApi(APIView):
     )
     def get(self, request: Request) -> Response:
         data = request.query_params.copy()
-        params = {key: data.get(key) for key in data if key not in {"mesh", "exclude_mesh"}}
+        params: dict[str, str | list[str] | None] = {
+            key: data.get(key) for key in data if key not in {"mesh", "exclude_mesh"}
+        }
         params["mesh"] = data.getlist("mesh")
         params["exclude_mesh"] = data.getlist("exclude_mesh")
         serializer = AbstractSearchInputSerializer(data=params)

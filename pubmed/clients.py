@@ -9,9 +9,7 @@ raised as errors, never returned as empty results.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,13 +17,14 @@ from typing import Any
 
 import httpx
 import structlog
-import tenacity
 from django.conf import settings
 
-from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
-from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pub_date, parse_pubmed_xml
+from config import http_retries
+from evidence.identifiers import is_pmid
+from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pubmed_xml
 from pubmed.parsers import parse_xml_safely as _parse_xml
 from pubmed.ratelimit import RateLimiter, ncbi_rate_limiter, redis_url_for_rate_limit
+from pubmed.summaries import PubmedSummary, summary_from_json
 
 logger = structlog.get_logger(__name__)
 
@@ -33,6 +32,7 @@ ESEARCH_PAGE_SIZE = 500  # ids per esearch request; larger result sets are paged
 ESEARCH_MAX_RESULTS = 9999  # PubMed refuses retstart beyond 9,998
 EFETCH_BATCH_SIZE = 200
 ESUMMARY_BATCH_SIZE = 200
+ERROR_BODY_MAX_CHARS = 200  # how much of an NCBI error body is quoted back
 POST_THRESHOLD = 100  # id lists longer than this go in a POST body, as NCBI asks
 ESEARCH_SORTS = {"relevance", "pub_date", "Author", "JournalName", "pub+date", "first+author", "journal"}
 
@@ -45,14 +45,6 @@ class EutilsUnavailable(EutilsError):
     """NCBI E-utilities could not be reached or kept failing after every retry."""
 
 
-class _Retryable(Exception):
-    """A transient failure that is worth another attempt."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
 @dataclass(frozen=True)
 class EsearchResult:
     count: int
@@ -63,41 +55,6 @@ class EsearchResult:
     query_key: str = ""
     phrases_not_found: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class PubmedSummary:
-    pmid: str
-    title: str
-    journal: str
-    year: int | None
-    authors: list[str]
-    doi: str
-    pmcid: str = ""
-    journal_title: str = ""
-    pub_date_raw: str = ""
-    publication_types: list[str] = field(default_factory=list)
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Parse a Retry-After header (delta-seconds or an HTTP date) into seconds from now."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-def _snippet(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _check_pmids(pmids: Sequence[str]) -> list[str]:
@@ -142,10 +99,13 @@ class EutilsClient:
         self.tool = tool
         self.email = email
         self.api_key = api_key
-        self.max_retries = max_retries
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
-        self.retry_after_max = retry_after_max
+        self.retries = http_retries.RetryPolicy(
+            max_retries=max_retries,
+            backoff_initial_seconds=backoff_initial,
+            backoff_max_seconds=backoff_max,
+            retry_after_max_seconds=retry_after_max,
+            log_event="ncbi_retry",
+        )
         self.limiter = limiter
         self.http = http or httpx.Client(
             timeout=httpx.Timeout(timeout), headers={"User-Agent": f"{tool} (MedCite)"}
@@ -161,36 +121,21 @@ class EutilsClient:
             params["api_key"] = self.api_key
         return params
 
-    def _wait(self, retry_state: tenacity.RetryCallState) -> float:
-        exc = retry_state.outcome.exception() if retry_state.outcome else None
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            return exc.retry_after
-        # Full jitter: a random wait up to backoff_initial · 2^attempt, capped at backoff_max.
-        return tenacity.wait_random_exponential(multiplier=self.backoff_initial, max=self.backoff_max)(retry_state)
-
     def _send_once(self, endpoint: str, params: dict[str, Any], post: bool) -> httpx.Response:
         self.limiter.acquire()
         url = self.base_url + endpoint
         try:
             response = self.http.post(url, data=params) if post else self.http.get(url, params=params)
         except httpx.TimeoutException as exc:
-            raise _Retryable(f"timed out ({type(exc).__name__})") from exc
+            raise http_retries.TransientFailure(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise _Retryable(f"connection failed ({type(exc).__name__}: {exc})") from exc
+            raise http_retries.TransientFailure(f"connection failed ({type(exc).__name__}: {exc})") from exc
         status = response.status_code
-        if status == 429 or status >= 500:
-            retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
-            if retry_after is not None and retry_after > self.retry_after_max:
-                raise EutilsUnavailable(
-                    f"NCBI E-utilities {endpoint} answered HTTP {status} and asked us to wait "
-                    f"{retry_after:.0f} s (more than NCBI_RETRY_AFTER_MAX_SECONDS={self.retry_after_max:.0f}); "
-                    "try again later."
-                )
-            raise _Retryable(f"HTTP {status}: {_snippet(response.text)}", retry_after=retry_after)
         if status >= 400:
-            raise EutilsError(
-                f"NCBI E-utilities rejected {endpoint} with HTTP {status}: {_snippet(response.text)}"
-            )
+            quoted = http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS)
+            if http_retries.is_transient_status(status):
+                raise http_retries.transient_status_failure(response, f"HTTP {status}: {quoted}")
+            raise EutilsError(f"NCBI E-utilities rejected {endpoint} with HTTP {status}: {quoted}")
         # NCBI's rate limiter sometimes answers with this JSON body; it is a 429 in disguise.
         if response.headers.get("content-type", "").startswith("application/json") or response.text[:1] == "{":
             try:
@@ -198,30 +143,23 @@ class EutilsClient:
             except ValueError:
                 body = None
             if isinstance(body, dict) and "rate limit" in str(body.get("error", "")).lower():
-                raise _Retryable(f"rate limited: {body['error']}")
+                raise http_retries.TransientFailure(f"rate limited: {body['error']}")
         return response
 
     def _request(self, endpoint: str, params: dict[str, Any], *, post: bool = False) -> httpx.Response:
         """Send one E-utilities request through the limiter, retrying transient failures."""
         params = {**self._common_params(), **params}
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_Retryable),
-            stop=tenacity.stop_after_attempt(self.max_retries + 1),
-            wait=self._wait,
-            reraise=True,
-            before_sleep=lambda state: logger.warning(
-                "ncbi_retry",
-                endpoint=endpoint,
-                attempt=state.attempt_number,
-                error=str(state.outcome.exception()) if state.outcome else "",
-                sleep_seconds=round(state.next_action.sleep, 3) if state.next_action else None,
-            ),
-        )
         try:
-            return retrying(self._send_once, endpoint, params, post)
-        except _Retryable as exc:
+            return self.retries.call(lambda: self._send_once(endpoint, params, post), endpoint=endpoint)
+        except http_retries.RetryAfterTooLong as exc:
             raise EutilsUnavailable(
-                f"NCBI E-utilities {endpoint} failed after {self.max_retries + 1} attempts; last error: {exc}"
+                f"NCBI E-utilities {endpoint} answered HTTP {exc.status} and asked us to wait "
+                f"{exc.retry_after:.0f} s (more than NCBI_RETRY_AFTER_MAX_SECONDS="
+                f"{self.retries.retry_after_max_seconds:.0f}); try again later."
+            ) from exc
+        except http_retries.RetriesExhausted as exc:
+            raise EutilsUnavailable(
+                f"NCBI E-utilities {endpoint} failed after {exc.attempts} attempts; last error: {exc.failure}"
             ) from exc
 
     def _json(self, endpoint: str, params: dict[str, Any], *, post: bool = False) -> dict[str, Any]:
@@ -232,7 +170,8 @@ class EutilsClient:
             # Some NCBI failures come back as XML even when JSON was asked for.
             self._raise_xml_error(endpoint, response.content)
             raise EutilsError(
-                f"NCBI E-utilities {endpoint} returned invalid JSON: {_snippet(response.text)}"
+                f"NCBI E-utilities {endpoint} returned invalid JSON: "
+                + http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS)
             ) from None
         if not isinstance(body, dict):
             raise EutilsError(f"NCBI E-utilities {endpoint} returned JSON that is not an object.")
@@ -362,51 +301,18 @@ class EutilsClient:
                 texts = [str(m) for m in messages] if isinstance(messages, list) else [str(messages)]
                 if all("invalid uid" in t.lower() or "empty id list" in t.lower() for t in texts) and texts:
                     continue  # every id in the batch was unknown to NCBI
-                raise EutilsError(f"NCBI esummary returned no result: {'; '.join(texts) or _snippet(str(body))}")
+                reason = "; ".join(texts) or http_retries.body_snippet(str(body), ERROR_BODY_MAX_CHARS)
+                raise EutilsError(f"NCBI esummary returned no result: {reason}")
             result = body["result"]
             for uid in result.get("uids", []):
                 item = result.get(str(uid))
                 if not isinstance(item, dict) or item.get("error"):
                     continue
-                summaries[str(uid)] = _summary_from_json(str(uid), item)
+                summaries[str(uid)] = summary_from_json(str(uid), item)
         return summaries
 
     def close(self) -> None:
         self.http.close()
-
-
-def _summary_from_json(pmid: str, item: dict[str, Any]) -> PubmedSummary:
-    ids = {
-        str(entry.get("idtype", "")): str(entry.get("value", ""))
-        for entry in item.get("articleids", [])
-        if isinstance(entry, dict)
-    }
-    doi = normalize_doi(ids.get("doi", ""))
-    if not is_doi(doi):
-        elocation = str(item.get("elocationid", ""))
-        doi = normalize_doi(elocation.split("doi:", 1)[1]) if "doi:" in elocation else ""
-        doi = doi if is_doi(doi) else ""
-    pmcid = ids.get("pmc", "")
-    raw_date = str(item.get("pubdate", "") or item.get("epubdate", ""))
-    _, year = parse_pub_date(raw_date)
-    if year is None:
-        _, year = parse_pub_date(str(item.get("sortpubdate", "")))
-    return PubmedSummary(
-        pmid=pmid,
-        title=" ".join(str(item.get("title", "")).split()),
-        journal=str(item.get("source", "")),
-        year=year,
-        authors=[
-            str(author.get("name", ""))
-            for author in item.get("authors", [])
-            if isinstance(author, dict) and author.get("name")
-        ],
-        doi=doi,
-        pmcid=pmcid if PMCID_RE.fullmatch(pmcid) else "",
-        journal_title=str(item.get("fulljournalname", "")),
-        pub_date_raw=raw_date,
-        publication_types=[str(p) for p in item.get("pubtype", [])],
-    )
 
 
 @cache

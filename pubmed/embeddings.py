@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import structlog
@@ -50,7 +50,7 @@ class EmbeddingModelSpec:
     do_lower_case: bool
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -80,7 +80,7 @@ def resolve_model(setting: str) -> EmbeddingModelSpec:
     if not config:
         raise EmbeddingConfigError(f"{path} has no config.json; it is not a transformer model directory.")
     st_config = _read_json(path / "sentence_bert_config.json")
-    modules = _read_json(path / "modules.json") or []
+    modules: list[dict[str, Any]] = _read_json(path / "modules.json") or []
     pooling_dir = next((m["path"] for m in modules if m.get("type", "").endswith("Pooling")), "1_Pooling")
     pooling_config = _read_json(path / pooling_dir / "config.json")
     pooling = "cls" if pooling_config.get("pooling_mode_cls_token") else "mean"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from pubmed.selectors import TABLIZER_SORTS
@@ -16,8 +18,9 @@ class TablizerForm(forms.Form):
     sort = forms.ChoiceField(choices=[(key, key) for key in TABLIZER_SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         start, end = data.get("year_from"), data.get("year_to")
         if start and end and start > end:
             raise forms.ValidationError(f"The start year {start} is after the end year {end}.")

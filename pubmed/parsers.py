@@ -205,12 +205,12 @@ def _pub_date(node: etree._Element | None) -> tuple[str, date | None, int | None
     if medline:
         parsed, year = parse_pub_date(medline)
         return medline, parsed, year
-    year = _text(node.find("Year"))
+    year_text = _text(node.find("Year"))
     month = _text(node.find("Month")) or _text(node.find("Season"))
     day = _text(node.find("Day"))
     if month.isdigit() and _month_number(month):
         month = calendar.month_abbr[int(month)]
-    raw = " ".join(part for part in (year, month, day) if part)
+    raw = " ".join(part for part in (year_text, month, day) if part)
     parsed, parsed_year = parse_pub_date(raw)
     return raw, parsed, parsed_year
 

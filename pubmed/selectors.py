@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from uuid import UUID
 
 import numpy as np
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -36,10 +38,12 @@ def abstract_chunks(*, pmid: str) -> QuerySet[AbstractChunk]:
     return AbstractChunk.objects.filter(abstract_id=pmid).order_by("ordinal").defer("embedding")
 
 
-def ingestion_get(*, ingestion_id: object, user: object | None = None) -> Ingestion | None:
+def ingestion_get(*, ingestion_id: UUID | str, user: User | AnonymousUser | None = None) -> Ingestion | None:
     """Return the ingestion if `user` may see it (its creator or staff); None otherwise."""
     queryset = Ingestion.objects.all()
-    if user is not None and not getattr(user, "is_staff", False):
+    if user is not None and not user.is_staff:
+        if not isinstance(user, User):
+            return None  # an anonymous visitor created no ingestion
         queryset = queryset.filter(created_by=user)
     return queryset.filter(pk=ingestion_id).first()
 
@@ -52,14 +56,14 @@ def sort_abstracts(rows: Sequence[Abstract], *, sort: str, descending: bool) -> 
     return sorted(rows, key=key, reverse=descending)
 
 
-def snapshots_for_user(*, user: object) -> QuerySet[TablizerSnapshot]:
+def snapshots_for_user(*, user: User | AnonymousUser) -> QuerySet[TablizerSnapshot]:
     """Return the user's Tablizer snapshots, newest first (none for anonymous visitors)."""
-    if not getattr(user, "is_authenticated", False):
+    if not isinstance(user, User):
         return TablizerSnapshot.objects.none()
     return TablizerSnapshot.objects.filter(user=user).order_by("-created_at", "-id")
 
 
-def snapshot_get(*, user: object, snapshot_id: object) -> TablizerSnapshot | None:
+def snapshot_get(*, user: User | AnonymousUser, snapshot_id: str | int) -> TablizerSnapshot | None:
     """Return the user's snapshot `snapshot_id`, or None (also for another user's snapshot)."""
     return snapshots_for_user(user=user).filter(pk=snapshot_id).first() if str(snapshot_id).isdigit() else None
 

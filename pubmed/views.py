@@ -65,7 +65,7 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             )
     elif form.is_bound and not form.is_valid():
         for error in form.non_field_errors():
-            messages.error(request, error)
+            messages.error(request, str(error))
         for field in form:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")

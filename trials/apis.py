@@ -89,7 +89,8 @@ class ChoiceListField(serializers.MultipleChoiceField):
         self.noun = noun
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data: Any) -> list[str]:
+    # DRF's stubs type a MultipleChoiceField's value as one str; it is a collection of choices.
+    def to_internal_value(self, data: Any) -> list[str]:  # type: ignore[override]
         if isinstance(data, str) or not hasattr(data, "__iter__"):
             self.fail("not_a_list", input_type=type(data).__name__)
         values = [part.strip().upper() for item in data for part in str(item).split(",") if part.strip()]

@@ -10,22 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
 import httpx
 import structlog
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
 
+from config import http_retries
 from evidence.identifiers import validate_nct
 from trials.constants import PHASES, STATUSES
 
@@ -77,14 +69,6 @@ class CtgovUnavailable(CtgovError):
 
 class CtgovInvalidResponse(CtgovError):
     """ClinicalTrials.gov answered, but not with what the v2 API documents."""
-
-
-class _TransientFailure(Exception):
-    """A failure worth retrying; carries the server's `Retry-After` when it sent one."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 def check_nct_id(value: str) -> str:
@@ -156,25 +140,8 @@ class StudyQuery:
         return params
 
 
-def _retry_after_seconds(response: httpx.Response) -> float | None:
-    """Parse a `Retry-After` header given in seconds or as an HTTP date; None if absent or bad."""
-    raw = response.headers.get("Retry-After", "").strip()
-    if not raw:
-        return None
-    if raw.isdigit():
-        return float(raw)
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _quote_body(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
-    if len(text) > ERROR_BODY_MAX_CHARS:
-        text = text[:ERROR_BODY_MAX_CHARS].rstrip() + "…"
-    return text
+def _trouble(status: int | None) -> str:
+    return "is rate-limiting MedCite" if status == 429 else "is failing"
 
 
 class CtgovClient:
@@ -195,12 +162,14 @@ class CtgovClient:
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
         self.timeout_seconds = timeout_seconds
         self.max_retries = max_retries
-        self.retry_after_max_seconds = retry_after_max_seconds
-        # initial * 2^(attempt-1), capped, plus up to `initial` of jitter so workers do not retry in step.
-        self._backoff = wait_exponential(multiplier=backoff_initial_seconds, max=backoff_max_seconds) + wait_random(
-            0, backoff_initial_seconds
+        self.retries = http_retries.RetryPolicy(
+            max_retries=max_retries,
+            backoff_initial_seconds=backoff_initial_seconds,
+            backoff_max_seconds=backoff_max_seconds,
+            retry_after_max_seconds=retry_after_max_seconds,
+            log_event="ctgov.retry",
+            sleep=sleep,
         )
-        self._sleep = sleep
         self._owns_http = http is None
         self._http = http or httpx.Client(
             timeout=timeout_seconds,
@@ -256,37 +225,17 @@ class CtgovClient:
 
     # --- transport ------------------------------------------------------------------------------
 
-    def _wait(self, retry_state: RetryCallState) -> float:
-        outcome = retry_state.outcome
-        failure = outcome.exception() if outcome is not None else None
-        if isinstance(failure, _TransientFailure) and failure.retry_after is not None:
-            return failure.retry_after
-        return self._backoff(retry_state)
-
-    def _log_retry(self, retry_state: RetryCallState) -> None:
-        outcome = retry_state.outcome
-        logger.warning(
-            "ctgov.retry",
-            attempt=retry_state.attempt_number,
-            reason=str(outcome.exception()) if outcome is not None else "",
-            wait_seconds=round(retry_state.upcoming_sleep, 3),
-        )
-
     def _get_json(self, path: str, params: dict[str, str], *, what: str, not_found: str | None) -> dict[str, Any]:
-        attempts = self.max_retries + 1
-        retrying = Retrying(
-            retry=retry_if_exception_type(_TransientFailure),
-            stop=stop_after_attempt(attempts),
-            wait=self._wait,
-            sleep=self._sleep,
-            before_sleep=self._log_retry,
-            reraise=True,
-        )
         try:
-            response = retrying(self._send, path, params, what=what, not_found=not_found)
-        except _TransientFailure as exc:
-            tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-            raise CtgovUnavailable(f"{exc} ({tries}); try again in a few minutes.") from exc
+            response = self.retries.call(lambda: self._send(path, params, what=what, not_found=not_found), path=path)
+        except http_retries.RetryAfterTooLong as exc:
+            raise CtgovUnavailable(
+                f"ClinicalTrials.gov {_trouble(exc.status)} (HTTP {exc.status}) "
+                f"and asks to wait {exc.retry_after:.0f} s; try again later."
+            ) from exc
+        except http_retries.RetriesExhausted as exc:
+            tries = "1 attempt" if exc.attempts == 1 else f"{exc.attempts} attempts"
+            raise CtgovUnavailable(f"{exc.failure} ({tries}); try again in a few minutes.") from exc
         try:
             body = response.json()
         except ValueError as exc:
@@ -303,22 +252,18 @@ class CtgovClient:
         try:
             response = self._http.get(url, params=params, timeout=self.timeout_seconds)
         except httpx.TimeoutException as exc:
-            raise _TransientFailure(f"ClinicalTrials.gov did not answer within {self.timeout_seconds:g} s") from exc
+            message = f"ClinicalTrials.gov did not answer within {self.timeout_seconds:g} s"
+            raise http_retries.TransientFailure(message) from exc
         except httpx.TransportError as exc:
-            raise _TransientFailure(f"ClinicalTrials.gov could not be reached ({type(exc).__name__})") from exc
+            message = f"ClinicalTrials.gov could not be reached ({type(exc).__name__})"
+            raise http_retries.TransientFailure(message) from exc
         status = response.status_code
         logger.debug("ctgov.response", path=path, status=status)
-        if status == 429 or status >= 500:
-            retry_after = _retry_after_seconds(response)
-            reason = "is rate-limiting MedCite" if status == 429 else "is failing"
-            if retry_after is not None and retry_after > self.retry_after_max_seconds:
-                raise CtgovUnavailable(
-                    f"ClinicalTrials.gov {reason} (HTTP {status}) and asks to wait {retry_after:.0f} s; "
-                    "try again later."
-                )
-            raise _TransientFailure(f"ClinicalTrials.gov {reason} (HTTP {status})", retry_after=retry_after)
+        if http_retries.is_transient_status(status):
+            message = f"ClinicalTrials.gov {_trouble(status)} (HTTP {status})"
+            raise http_retries.transient_status_failure(response, message)
         if status == 400:
-            detail = _quote_body(response) or "no reason given"
+            detail = http_retries.body_snippet(response.text, ERROR_BODY_MAX_CHARS) or "no reason given"
             raise CtgovBadRequest(f"ClinicalTrials.gov rejected the request for {what}: {detail}")
         if status == 404 and not_found is not None:
             raise CtgovNotFound(not_found)

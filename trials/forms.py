@@ -72,7 +72,8 @@ class TrialSearchForm(forms.Form):
     )
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if not self.errors and not any(cleaned.get(name) for name in CRITERIA_FIELDS):
             raise forms.ValidationError(
                 "Fill in a condition, intervention, lead sponsor or other terms, or pick a phase or status."

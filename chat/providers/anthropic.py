@@ -1,34 +1,31 @@
-"""Anthropic Messages API provider: streamed answers and a bounded tool-use loop (official SDK)."""
+"""Anthropic Messages API provider (official SDK): the Messages wire format for the shared tool loop."""
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import anthropic
-import structlog
 
-from chat.prompts import build_user_turn, wrap_tool_result
+from chat.prompts import wrap_tool_result
 from chat.providers.base import (
-    Generation,
     GenerationRequest,
     ProviderError,
     ProviderEvent,
     TextDelta,
-    ToolActivity,
     status_error,
 )
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
-from chat.tools import run_tool, tool_specs
-
-logger = structlog.get_logger(__name__)
+from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
+from chat.tools import ToolResult
 
 
 def _error_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    raw_error = body.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     status = exc.status_code
     # An `error` event inside a 200 stream carries the real condition in its type.
     if error.get("type") == "overloaded_error":
@@ -50,66 +47,64 @@ class AnthropicProvider:
         self.accepts_temperature = "temperature" in inspect.signature(self.client.messages.create).parameters
 
     def generate(self, request: GenerationRequest) -> Iterator[ProviderEvent]:
-        settings = request.settings
-        messages: list[dict[str, Any]] = [
-            *request.history,
-            {"role": "user", "content": request.user_turn or build_user_turn(question=request.question)},
-        ]
-        tools = request.toolbox.specs() if request.toolbox else tool_specs()
-        call_tool = request.toolbox.run if request.toolbox else run_tool
-        tool_calls: list[dict[str, Any]] = []
-        round_texts: list[str] = []
+        """Yield text deltas and tool activity, then one `Generation`; raise ProviderError on failure."""
+        return run_tool_loop(self, request)
+
+    # --- wire format for the tool loop ---------------------------------------------------------
+
+    def opening_messages(self, request: GenerationRequest, user_turn: str) -> list[dict[str, Any]]:
+        return [*request.history, {"role": "user", "content": user_turn}]
+
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        settings = turn.request.settings
+        params: dict[str, Any] = {
+            "model": settings.model,
+            "max_tokens": settings.max_tokens,
+            "system": turn.request.system_prompt,
+            "messages": turn.messages,
+        }
+        if turn.tools:
+            params["tools"] = turn.tools
+        if self.accepts_temperature:
+            params["temperature"] = settings.temperature
+        if turn.tools and turn.last_round:
+            params["tool_choice"] = {"type": "none"}
         usage = {"input_tokens": 0, "output_tokens": 0}
-        stop_reason = ""
-        rounds = 0
-        for round_number in range(settings.max_tool_rounds + 1):
-            rounds = round_number + 1
-            params: dict[str, Any] = {
-                "model": settings.model,
-                "max_tokens": settings.max_tokens,
-                "system": request.system_prompt,
-                "messages": messages,
-            }
-            if tools:
-                params["tools"] = tools
-            if self.accepts_temperature:
-                params["temperature"] = settings.temperature
-            if tools and round_number == settings.max_tool_rounds:
-                params["tool_choice"] = {"type": "none"}
-            blocks, stop_reason = yield from self._stream_round(params, usage)
-            round_texts.append("".join(block["text"] for block in blocks if block["type"] == "text"))
-            tool_uses = [block for block in blocks if block["type"] == "tool_use"]
-            if stop_reason != "tool_use" or not tool_uses:
-                break
-            if round_number == settings.max_tool_rounds:
-                logger.warning("llm_tool_rounds_exhausted", provider=self.name, rounds=rounds)
-                break
-            messages.append({"role": "assistant", "content": [self._assistant_block(block) for block in blocks]})
-            results = []
-            for block in tool_uses:
-                arguments: Any = block["input_json"] if block["input_json"].strip() else block["input"]
-                result = call_tool(
-                    call_id=block["id"], name=block["name"], arguments=arguments, max_results=settings.tool_max_results
+        blocks, stop_reason = yield from self._stream_round(params, usage)
+        return ModelTurn(
+            text="".join(block["text"] for block in blocks if block["type"] == "text"),
+            stop_reason=stop_reason,
+            assistant_message={"role": "assistant", "content": [self._assistant_block(block) for block in blocks]},
+            tool_calls=[
+                ToolCall(
+                    id=block["id"],
+                    name=block["name"],
+                    arguments=block["input_json"] if block["input_json"].strip() else block["input"],
                 )
-                for source in result.sources:
-                    request.evidence.add(source)
-                tool_calls.append({**result.trace(), "round": rounds})
-                yield ToolActivity(
-                    name=result.name, arguments=result.arguments, is_error=result.is_error, sources=len(result.sources)
-                )
-                results.append(
+                for block in blocks
+                if block["type"] == "tool_use"
+            ],
+            wants_tools=stop_reason == "tool_use",
+            input_tokens=usage["input_tokens"],
+            output_tokens=usage["output_tokens"],
+        )
+
+    def tool_result_messages(self, results: list[ToolResult]) -> list[dict[str, Any]]:
+        # Every result of one turn goes back in a single user message.
+        return [
+            {
+                "role": "user",
+                "content": [
                     {
                         "type": "tool_result",
-                        "tool_use_id": block["id"],
+                        "tool_use_id": result.call_id,
                         "content": wrap_tool_result(name=result.name, content=result.content),
                         "is_error": result.is_error,
                     }
-                )
-            messages.append({"role": "user", "content": results})
-        final_text = round_texts[-1] if round_texts and round_texts[-1].strip() else "\n\n".join(round_texts)
-        yield Generation(
-            text=final_text.strip(), rounds=rounds, tool_calls=tool_calls, stop_reason=stop_reason, usage=usage
-        )
+                    for result in results
+                ],
+            }
+        ]
 
     @staticmethod
     def _assistant_block(block: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +122,9 @@ class AnthropicProvider:
             "input": parsed if isinstance(parsed, dict) else {},
         }
 
-    def _stream_round(self, params: dict[str, Any], usage: dict[str, int]) -> Iterator[ProviderEvent | Any]:
+    def _stream_round(
+        self, params: dict[str, Any], usage: dict[str, int]
+    ) -> Generator[TextDelta, None, tuple[list[dict[str, Any]], str]]:
         """Stream one Messages API call; yield text deltas; return (content blocks, stop reason)."""
         blocks: dict[int, dict[str, Any]] = {}
         stop_reason = ""

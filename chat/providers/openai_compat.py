@@ -1,27 +1,23 @@
-"""OpenAI-compatible chat-completions provider (Ollama, vLLM, llama.cpp) with the same tools."""
+"""OpenAI-compatible chat-completions provider (Ollama, vLLM, llama.cpp): its wire format for the shared tool loop."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import openai
-import structlog
 
-from chat.prompts import build_user_turn, wrap_tool_result
+from chat.prompts import wrap_tool_result
 from chat.providers.base import (
-    Generation,
     GenerationRequest,
     ProviderError,
     ProviderEvent,
     TextDelta,
-    ToolActivity,
     status_error,
 )
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
-from chat.tools import run_tool, tool_specs
-
-logger = structlog.get_logger(__name__)
+from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
+from chat.tools import ToolResult
 
 
 def _function_tools(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -48,79 +44,66 @@ class OpenAICompatibleProvider:
         self.base_url = base_url
 
     def generate(self, request: GenerationRequest) -> Iterator[ProviderEvent]:
-        settings = request.settings
-        messages: list[dict[str, Any]] = [
+        """Yield text deltas and tool activity, then one `Generation`; raise ProviderError on failure."""
+        return run_tool_loop(self, request)
+
+    # --- wire format for the tool loop ---------------------------------------------------------
+
+    def opening_messages(self, request: GenerationRequest, user_turn: str) -> list[dict[str, Any]]:
+        return [
             {"role": "system", "content": request.system_prompt},
             *request.history,
-            {"role": "user", "content": request.user_turn or build_user_turn(question=request.question)},
+            {"role": "user", "content": user_turn},
         ]
-        tools = _function_tools(request.toolbox.specs() if request.toolbox else tool_specs())
-        call_tool = request.toolbox.run if request.toolbox else run_tool
-        tool_calls: list[dict[str, Any]] = []
-        round_texts: list[str] = []
+
+    def stream_turn(self, turn: TurnRequest) -> Generator[TextDelta, None, ModelTurn]:
+        settings = turn.request.settings
+        params: dict[str, Any] = {
+            "model": settings.model,
+            "messages": turn.messages,
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+            "stream": True,
+        }
+        if turn.tools:
+            # Servers reject tool_choice without tools.
+            params["tools"] = _function_tools(turn.tools)
+            params["tool_choice"] = "none" if turn.last_round else "auto"
         usage = {"input_tokens": 0, "output_tokens": 0}
-        finish_reason = ""
-        rounds = 0
-        for round_number in range(settings.max_tool_rounds + 1):
-            rounds = round_number + 1
-            last_round = round_number == settings.max_tool_rounds
-            params: dict[str, Any] = {
-                "model": settings.model,
-                "messages": messages,
-                "max_tokens": settings.max_tokens,
-                "temperature": settings.temperature,
-                "stream": True,
-            }
-            if tools:
-                # Servers reject tool_choice without tools.
-                params["tools"] = tools
-                params["tool_choice"] = "none" if last_round else "auto"
-            text, calls, finish_reason = yield from self._stream_round(params, usage)
-            round_texts.append(text)
-            if not calls or last_round:
-                if calls:
-                    logger.warning("llm_tool_rounds_exhausted", provider=self.name, rounds=rounds)
-                break
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": text or None,
-                    "tool_calls": [
-                        {
-                            "id": call["id"],
-                            "type": "function",
-                            "function": {"name": call["name"], "arguments": call["arguments"]},
-                        }
-                        for call in calls
-                    ],
-                }
-            )
-            for call in calls:
-                result = call_tool(
-                    call_id=call["id"],
-                    name=call["name"],
-                    arguments=call["arguments"],
-                    max_results=settings.tool_max_results,
-                )
-                for source in result.sources:
-                    request.evidence.add(source)
-                tool_calls.append({**result.trace(), "round": rounds})
-                yield ToolActivity(
-                    name=result.name, arguments=result.arguments, is_error=result.is_error, sources=len(result.sources)
-                )
-                messages.append(
+        text, calls, finish_reason = yield from self._stream_round(params, usage)
+        return ModelTurn(
+            text=text,
+            stop_reason=finish_reason,
+            assistant_message={
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
                     {
-                        "role": "tool",
-                        "tool_call_id": call["id"],
-                        "content": wrap_tool_result(name=result.name, content=result.content),
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["name"], "arguments": call["arguments"]},
                     }
-                )
-        final_text = round_texts[-1] if round_texts and round_texts[-1].strip() else "\n\n".join(round_texts)
-        yield Generation(
-            text=final_text.strip(), rounds=rounds, tool_calls=tool_calls, stop_reason=finish_reason, usage=usage
+                    for call in calls
+                ],
+            },
+            tool_calls=[ToolCall(id=call["id"], name=call["name"], arguments=call["arguments"]) for call in calls],
+            input_tokens=usage["input_tokens"],
+            output_tokens=usage["output_tokens"],
         )
 
-    def _stream_round(self, params: dict[str, Any], usage: dict[str, int]) -> Iterator[ProviderEvent | Any]:
+    def tool_result_messages(self, results: list[ToolResult]) -> list[dict[str, Any]]:
+        return [
+            {
+                "role": "tool",
+                "tool_call_id": result.call_id,
+                "content": wrap_tool_result(name=result.name, content=result.content),
+            }
+            for result in results
+        ]
+
+    def _stream_round(
+        self, params: dict[str, Any], usage: dict[str, int]
+    ) -> Generator[TextDelta, None, tuple[str, list[dict[str, str]], str]]:
         """Stream one completion; yield text deltas; return (text, tool calls, finish reason)."""
         text = ""
         calls: dict[int, dict[str, str]] = {}

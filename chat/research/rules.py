@@ -1,8 +1,8 @@
 """Rule-based suggestions for the tray when no language model is configured.
 
-- `build_pubmed_query`: PubMed syntax from a request - MeSH terms of the tag vocabulary for the
-  diseases and decisions it names, free-text words as [tiab], publication types as [pt], and a
-  publication-date range.
+- `build_pubmed_query`: a PubMed query (`pubmed.query.build_query`) from a request - MeSH terms of
+  the tag vocabulary for the diseases and decisions it names, free-text words in titles and
+  abstracts, publication types, and a publication-date range.
 - `build_trial_search`: ClinicalTrials.gov parameters from a phrase such as "phase 3 NSCLC
   trials that are recruiting" - phases, statuses, sponsor, intervention and condition.
 - `classify_request`: whether a tray message asks for a search, for an AI column, or about the
@@ -19,6 +19,7 @@ from datetime import date
 
 from evidence.text import STOPWORDS
 from evidence.vocabulary import DISEASE, TagMatch, Vocabulary
+from pubmed.query import Concept, build_query
 from trials.constants import PHASES, SEARCHABLE_STATUSES
 
 # Words of the request itself, never part of what is searched for.
@@ -205,11 +206,6 @@ class _Text:
         return "".join(chars)
 
 
-def _quote(term: str) -> str:
-    term = term.replace('"', "").strip()
-    return f'"{term}"' if re.search(r"[\s,()\-/]", term) else term
-
-
 def _years(text: _Text, *, today: date) -> tuple[int | None, int | None, str]:
     """Return (from year, to year, phrase) of a publication-date constraint in the request."""
     patterns: list[tuple[str, object]] = [
@@ -302,7 +298,7 @@ def build_pubmed_query(*, text: str, vocabulary: Vocabulary, today: date | None 
     groups = _tag_groups(request, vocabulary)
     # Free words alone are a search only when the text asks for one ("hello" is not a query).
     free = _free_terms(request.remaining()) if groups or kinds or _ASKS_FOR_SEARCH.search(text) else []
-    blocks: list[str] = []
+    concepts: list[Concept] = []
     mesh_used: list[str] = []
     seen_codes: set[str] = set()
     for matches, matched_text in groups:
@@ -311,20 +307,15 @@ def build_pubmed_query(*, text: str, vocabulary: Vocabulary, today: date | None 
             continue
         seen_codes.update(codes)
         mesh = vocabulary.mesh_for(codes)
-        terms = [f'"{term}"[MeSH]' for term in mesh]
-        words = list(dict.fromkeys([matched_text, *(vocabulary.label(code) for code in codes)]))
-        terms += [f"{_quote(word)}[tiab]" for word in words if "(" not in word]
+        words = [matched_text, *(vocabulary.label(code) for code in codes)]
+        concepts.append(Concept(synonyms=[word for word in words if "(" not in word], mesh=mesh))
         mesh_used.extend(term for term in mesh if term not in mesh_used)
-        blocks.append(terms[0] if len(terms) == 1 else "(" + " OR ".join(terms) + ")")
-    blocks += [f"{_quote(term)}[tiab]" for term in free]
-    if not blocks:
+    concepts += [Concept(synonyms=[term]) for term in free]
+    if not concepts:
         return None
     if kinds:
-        filters = [f'"{value}"[pt]' for value, _ in kinds]
-        blocks.append(filters[0] if len(filters) == 1 else "(" + " OR ".join(filters) + ")")
-    if year_from or year_to:
-        blocks.append(f'("{year_from or 1800}"[dp] : "{year_to or 3000}"[dp])')
-    query = " AND ".join(blocks)
+        concepts.append(Concept(publication_types=[value for value, _ in kinds]))
+    query = build_query(concepts, year_from=year_from, year_to=year_to)
     parts = []
     if mesh_used:
         parts.append(f"MeSH terms from MedCite's tag vocabulary ({', '.join(mesh_used)}) with their synonyms")

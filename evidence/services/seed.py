@@ -6,7 +6,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeGuard, TypeVar
 
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import ValidationError
@@ -15,6 +15,8 @@ from django.db.models import Q
 
 from evidence import identifiers
 from evidence.models import EvidenceStrength, GuidanceItem, Study
+
+_Row = TypeVar("_Row", GuidanceItem, Study)
 
 SEED_PATH = Path(__file__).resolve().parent.parent / "seed" / "landmark_studies.json"
 # Recorded as the history change reason of every row the seed writes: a row whose latest history entry
@@ -71,10 +73,10 @@ class SeedResult:
 
 
 @dataclass
-class _Planned:
+class _Planned(Generic[_Row]):
     """One validated row: the instance to write and whether writing it would change anything."""
 
-    instance: models.Model
+    instance: _Row
     is_new: bool
     changed: bool
     curator_edited: bool
@@ -103,13 +105,13 @@ def evidence_seed(*, path: Path | None = None, overwrite_curator_edits: bool = F
     for plan in guidance:
         _write(plan, result.guidance_items, overwrite_curator_edits)
         by_title[plan.instance.title] = plan.instance
-    for plan in studies:
-        study = plan.instance
-        target = by_title[plan.guidance_title] if plan.guidance_title else None
+    for study_plan in studies:
+        study = study_plan.instance
+        target = by_title[study_plan.guidance_title] if study_plan.guidance_title else None
         if study.guidance_item_id != (target.pk if target else None):
-            plan.changed = True
+            study_plan.changed = True
         study.guidance_item = target
-        _write(plan, result.studies, overwrite_curator_edits)
+        _write(study_plan, result.studies, overwrite_curator_edits)
     return result
 
 
@@ -129,8 +131,8 @@ def _read(path: Path) -> dict[str, list[dict[str, Any]]]:
     return content
 
 
-def _plan_guidance(rows: list[dict[str, Any]], errors: list[str]) -> list[_Planned]:
-    plans: list[_Planned] = []
+def _plan_guidance(rows: list[dict[str, Any]], errors: list[str]) -> list[_Planned[GuidanceItem]]:
+    plans: list[_Planned[GuidanceItem]] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
         label = f"guidance_items row {number} ({row.get('title', '<no title>')!r})"
@@ -149,8 +151,10 @@ def _plan_guidance(rows: list[dict[str, Any]], errors: list[str]) -> list[_Plann
     return plans
 
 
-def _plan_studies(rows: list[dict[str, Any]], guidance_titles: set[str], errors: list[str]) -> list[_Planned]:
-    plans: list[_Planned] = []
+def _plan_studies(
+    rows: list[dict[str, Any]], guidance_titles: set[str], errors: list[str]
+) -> list[_Planned[Study]]:
+    plans: list[_Planned[Study]] = []
     claimed: dict[str, str] = {}  # "pmid:123" / "study_name:X" -> label of the first row that used it
     for number, row in enumerate(rows, start=1):
         label = f"studies row {number} ({row.get('study_name', '<no study_name>')!r})"
@@ -231,14 +235,14 @@ def _existing_study(values: dict[str, Any]) -> Study | None:
 
 
 def _plan(
-    instance: models.Model,
+    instance: _Row,
     values: dict[str, Any],
     fields: tuple[str, ...],
     label: str,
     errors: list[str],
     *,
     exclude: tuple[str, ...],
-) -> _Planned:
+) -> _Planned[_Row]:
     is_new = instance.pk is None
     before = {name: getattr(instance, name) for name in fields}
     for name in fields:
@@ -253,7 +257,7 @@ def _plan(
     return _Planned(instance, is_new, changed, curator_edited=not is_new and edited_by_curator(instance))
 
 
-def _is_one_of(value: Any, allowed: Collection[str]) -> bool:
+def _is_one_of(value: Any, allowed: Collection[str]) -> TypeGuard[str]:
     return isinstance(value, str) and value in allowed
 
 
@@ -283,7 +287,7 @@ def _field_value(instance: models.Model, name: str, value: Any) -> Any:
     if value is not None:
         return value
     model_field = instance._meta.get_field(name)
-    if model_field.null:
+    if not isinstance(model_field, models.Field) or model_field.null:
         return None
     return model_field.get_default() if model_field.has_default() else ""
 
@@ -296,11 +300,13 @@ def _describe(exc: ValidationError) -> str:
 
 def edited_by_curator(instance: models.Model) -> bool:
     """Return True if the row's latest history entry was not written by a seed run."""
-    latest = instance.history.order_by("-history_date", "-history_id").first()
+    # `history` is added to the model class by django-simple-history's HistoricalRecords.
+    history = instance.history  # type: ignore[attr-defined]
+    latest = history.order_by("-history_date", "-history_id").first()
     return latest is not None and latest.history_change_reason != SEED_CHANGE_REASON
 
 
-def _write(plan: _Planned, counts: SeedCounts, overwrite_curator_edits: bool) -> None:
+def _write(plan: _Planned[GuidanceItem] | _Planned[Study], counts: SeedCounts, overwrite_curator_edits: bool) -> None:
     if not plan.changed:
         counts.unchanged += 1
         return
@@ -308,7 +314,8 @@ def _write(plan: _Planned, counts: SeedCounts, overwrite_curator_edits: bool) ->
         plan.instance.refresh_from_db()
         counts.kept_curator_edits += 1
         return
-    plan.instance._change_reason = SEED_CHANGE_REASON
+    # django-simple-history reads this attribute when the save writes the history row.
+    plan.instance._change_reason = SEED_CHANGE_REASON  # type: ignore[union-attr]
     plan.instance.save()
     if plan.is_new:
         counts.created += 1

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag
 from evidence.services.seed import SEED_CHANGE_REASON, SeedError, edited_by_curator
+
+_Row = TypeVar("_Row", bound=models.Model)
 
 VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
 
@@ -40,9 +42,9 @@ class VocabularySeedResult:
 
 
 def _upsert(
-    model: type[models.Model], lookup: dict[str, Any], values: dict[str, Any], counts: VocabularyCounts, overwrite: bool
-) -> models.Model:
-    instance = model.objects.filter(**lookup).first()
+    model: type[_Row], lookup: dict[str, Any], values: dict[str, Any], counts: VocabularyCounts, overwrite: bool
+) -> _Row:
+    instance = model._default_manager.filter(**lookup).first()
     if instance is None:
         instance = model(**lookup, **values)
         action = "created"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from pubmed.clients import EutilsClient, EutilsError, eutils_client
+from pubmed.query import MAX_QUERY_LENGTH, Concept, QueryError, build_query, check_query_syntax
 
 logger = structlog.get_logger(__name__)
 
@@ -105,7 +106,7 @@ class ExpansionProfile:
     def from_value(cls, value: ExpansionProfile | Mapping[str, object] | None) -> ExpansionProfile:
         if value is None:
             return cls()
-        if isinstance(value, cls):
+        if isinstance(value, ExpansionProfile):
             return value
         unknown = set(value) - {"drug_synonyms", "disease_synonyms", "drug_class", "mechanism", "population"}
         if unknown:
@@ -113,7 +114,7 @@ class ExpansionProfile:
 
         def strings(key: str) -> tuple[str, ...]:
             raw = value.get(key) or ()
-            items = [raw] if isinstance(raw, str) else list(raw)  # type: ignore[arg-type]
+            items = list(raw) if isinstance(raw, Iterable) and not isinstance(raw, str) else [raw]
             return tuple(" ".join(str(item).split()) for item in items if str(item).strip())
 
         return cls(
@@ -163,47 +164,34 @@ def _llm_enabled() -> bool:
     return getattr(settings, "LLM_PROVIDER", "extractive") != "extractive"
 
 
-def _phrase(term: str) -> str:
-    """Quote a term for PubMed, dropping characters that would break the query syntax."""
-    cleaned = re.sub(r'["\[\]()]', " ", term)
-    return '"' + " ".join(cleaned.split()) + '"'
-
-
-def _either(terms: Sequence[str]) -> str:
-    unique = list(dict.fromkeys(t for t in terms if t.strip()))
-    parts = [f"{_phrase(t)}[tiab]" for t in unique]
-    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
-
-
 def deterministic_expansion(*, drug: str, disease: str, profile: ExpansionProfile) -> list[ExpandedQuery]:
     """Build the five-axis query set without a model."""
-    drug_terms = [drug, *profile.drug_synonyms][:4]
-    disease_terms = [disease, *profile.disease_synonyms][:4]
-    both = f"{_either(drug_terms)} AND {_either(disease_terms)}"
+    drug_concept = Concept(synonyms=[drug, *profile.drug_synonyms][:4])
+    disease_concept = Concept(synonyms=[disease, *profile.disease_synonyms][:4])
+
+    def both(*extra: Concept) -> str:
+        return build_query([drug_concept, disease_concept, *extra])
+
     queries: list[ExpandedQuery] = [
-        ExpandedQuery("core", both),
-        ExpandedQuery("core", f"{_phrase(drug)}[MeSH Terms] AND {_phrase(disease)}[MeSH Terms]"),
+        ExpandedQuery("core", both()),
+        ExpandedQuery("core", build_query([Concept(mesh=[drug]), Concept(mesh=[disease])])),
     ]
     if profile.population:
-        queries.append(ExpandedQuery("core", f"{both} AND {_phrase(profile.population)}[tiab]"))
+        queries.append(ExpandedQuery("core", both(Concept(synonyms=[profile.population]))))
     queries += [
-        ExpandedQuery("trials", f"{both} AND (randomized controlled trial[pt] OR clinical trial[pt])"),
-        ExpandedQuery("trials", f"{both} AND (phase 3[tiab] OR phase III[tiab] OR phase 2[tiab] OR phase II[tiab])"),
-        ExpandedQuery("synthesis", f"{both} AND (systematic review[pt] OR meta-analysis[pt])"),
+        ExpandedQuery("trials", both(Concept(publication_types=["randomized controlled trial", "clinical trial"]))),
+        ExpandedQuery("trials", both(Concept(synonyms=["phase 3", "phase III", "phase 2", "phase II"]))),
+        ExpandedQuery("synthesis", both(Concept(publication_types=["systematic review", "meta-analysis"]))),
         ExpandedQuery(
-            "mechanism",
-            f"{both} AND (mechanism[tiab] OR pathway[tiab] OR \"mode of action\"[tiab] "
-            "OR \"mechanism of action\"[tiab])",
+            "mechanism", both(Concept(synonyms=["mechanism", "pathway", "mode of action", "mechanism of action"]))
         ),
     ]
     if profile.mechanism or profile.drug_class:
-        queries.append(
-            ExpandedQuery("mechanism", f"{_either([t for t in (profile.mechanism, profile.drug_class) if t])} AND "
-                                       f"{_either(disease_terms)}")
-        )
+        mechanism = Concept(synonyms=[t for t in (profile.mechanism, profile.drug_class) if t])
+        queries.append(ExpandedQuery("mechanism", build_query([mechanism, disease_concept])))
     queries += [
-        ExpandedQuery("outcomes", f"{both} AND (efficacy[tiab] OR survival[tiab] OR response[tiab] OR outcome*[tiab])"),
-        ExpandedQuery("outcomes", f"{both} AND (safety[tiab] OR adverse[tiab] OR toxicity[tiab])"),
+        ExpandedQuery("outcomes", both(Concept(synonyms=["efficacy", "survival", "response", "outcome*"]))),
+        ExpandedQuery("outcomes", both(Concept(synonyms=["safety", "adverse", "toxicity"]))),
     ]
     return queries
 
@@ -223,6 +211,17 @@ def _apply_caps(queries: Sequence[ExpandedQuery]) -> list[ExpandedQuery]:
     return kept[:MAX_QUERIES]
 
 
+def _usable_model_query(query: str) -> bool:
+    """Return True if a model-written query is non-empty, within the length cap and balanced."""
+    if not query or len(query) > MAX_QUERY_LENGTH:
+        return False
+    try:
+        check_query_syntax(query)
+    except QueryError:
+        return False
+    return True
+
+
 def expand_search_terms(
     drug: str, disease: str, profile: ExpansionProfile | Mapping[str, object] | None = None
 ) -> list[ExpandedQuery]:
@@ -235,7 +234,7 @@ def expand_search_terms(
         try:
             proposed = [ExpandedQuery(str(axis), " ".join(str(query).split()))
                         for axis, query in _llm_expander(drug, disease, profile)]
-            capped = _apply_caps([q for q in proposed if q.query and len(q.query) <= 1000])
+            capped = _apply_caps([q for q in proposed if _usable_model_query(q.query)])
             if len(capped) >= MIN_QUERIES:
                 return capped
             logger.warning("llm_expansion_too_few", kept=len(capped))
@@ -262,7 +261,7 @@ def broaden_disease_name(name: str) -> str:
 
 
 def _pubmed_count(term: str, client: EutilsClient) -> int:
-    return client.esearch(f"{_phrase(term)}[tiab] OR {_phrase(term)}[MeSH Terms]", retmax=0).count
+    return client.esearch(build_query([Concept(synonyms=[term], mesh=[term])]), retmax=0).count
 
 
 def normaliser_cache_key(disease: str) -> str:

@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from uuid import UUID
 
 import structlog
+from celery import Task
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -220,7 +223,7 @@ def abstracts_ensure(*, pmids: Sequence[str], embed: bool = True, client: Eutils
 # --- Ingestion jobs -------------------------------------------------------------------------------
 
 
-def ingestion_create(*, queries: Sequence[str], max_per_query: int = 20, user: object | None = None,
+def ingestion_create(*, queries: Sequence[str], max_per_query: int = 20, user: User | AnonymousUser | None = None,
                      enqueue: bool = True) -> Ingestion:
     """Validate, record and (after commit) enqueue an ingestion job; return its record."""
     cleaned = check_queries(queries=queries, max_per_query=max_per_query)
@@ -228,7 +231,7 @@ def ingestion_create(*, queries: Sequence[str], max_per_query: int = 20, user: o
         ingestion = Ingestion.objects.create(
             queries=cleaned,
             max_per_query=max_per_query,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=user if isinstance(user, User) else None,
         )
         if enqueue:
             from pubmed.tasks import fetch_and_cache_task
@@ -237,8 +240,8 @@ def ingestion_create(*, queries: Sequence[str], max_per_query: int = 20, user: o
     return ingestion
 
 
-def _enqueue(ingestion_id: object, task: object) -> None:
-    result = task.delay(str(ingestion_id))  # type: ignore[attr-defined]
+def _enqueue(ingestion_id: UUID, task: Task) -> None:
+    result = task.delay(str(ingestion_id))
     Ingestion.objects.filter(pk=ingestion_id, task_id="").update(task_id=result.id or "")
 
 

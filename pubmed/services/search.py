@@ -60,10 +60,10 @@ class SearchFilters:
     year_from: int | None = None
     year_to: int | None = None
 
-    def sql(self) -> tuple[str, list[object]]:
+    def sql(self) -> tuple[str, list[list[str] | int]]:
         """Return a SQL condition over abstract `a` and its parameters (case-insensitive MeSH match)."""
         clauses: list[str] = []
-        params: list[object] = []
+        params: list[list[str] | int] = []
         if self.mesh_include:
             clauses.append("EXISTS (SELECT 1 FROM unnest(a.mesh_terms) m WHERE lower(m) = ANY(%s))")
             params.append([term.lower() for term in self.mesh_include])

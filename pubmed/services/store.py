@@ -173,10 +173,10 @@ def abstracts_upsert(
                     )
                 )
         AbstractChunk.objects.bulk_create(rows, batch_size=500)
-        for chunk in stale:
-            chunk.embedding = vectors[(chunk.abstract_id, chunk.ordinal)]
-            chunk.embedding_model = model_name
-            chunk.embedding_dim = dimension
+        for stale_chunk in stale:
+            stale_chunk.embedding = vectors[(stale_chunk.abstract_id, stale_chunk.ordinal)]
+            stale_chunk.embedding_model = model_name
+            stale_chunk.embedding_dim = dimension
         AbstractChunk.objects.bulk_update(stale, ["embedding", "embedding_model", "embedding_dim"], batch_size=500)
     if changed:
         lexeme_stats_refresh_if_stale()

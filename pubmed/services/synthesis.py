@@ -132,11 +132,11 @@ def _verified_findings(raw: object, retrieved: set[str]) -> list[KeyFinding]:
     return findings[:MAX_FINDINGS]
 
 
-def synthesize(drug: str, disease: str, abstracts: Sequence[object]) -> EvidenceSummary:
+def synthesize(drug: str, disease: str, abstracts: Sequence[AbstractLike]) -> EvidenceSummary:
     """Summarise `abstracts` (retrieved for drug/disease) into an EvidenceSummary citing only them."""
     unique = list({str(a.pmid): a for a in abstracts}.values())
     retrieved = {str(a.pmid) for a in unique}
-    kinds = {str(a.pmid): study_type(a) for a in unique}  # type: ignore[arg-type]
+    kinds = {str(a.pmid): study_type(a) for a in unique}
     counts = Counter(kinds.values())
     strength = evidence_strength(counts)
     ordered = sorted(unique, key=lambda a: (_RANK.get(kinds[str(a.pmid)], len(_RANK)), -(getattr(a, "year", 0) or 0)))

@@ -26,6 +26,16 @@ def test_each_tool_is_registered_with_its_docstring_as_description():
             {"query": "ctdna", "limit": 3},
             "Invalid call to search_pubmed: Additional properties are not allowed",
         ),
+        (
+            "search_pubmed",
+            {"query": '(apixaban OR "atrial fibrillation"[tiab]'},
+            "Invalid call to search_pubmed: query: the query leaves 1 parenthesis(es) open. Fix the arguments",
+        ),
+        (
+            "search_pubmed",
+            {"query": 'apixaban[tiab AND "dialysis'},
+            'Invalid call to search_pubmed: query: the query has an unmatched double quote (")',
+        ),
         ("get_pubmed_article", {"pmid": "0123"}, "Invalid call to get_pubmed_article: pmid: '0123' does not match"),
         ("get_trial", '{"nct_id": ', "Invalid call to get_trial: the arguments are not valid JSON"),
         ("get_trial", "[1, 2]", "Invalid call to get_trial: the arguments must be a JSON object"),

@@ -30,8 +30,8 @@ def test_deterministic_expansion_covers_five_axes_within_caps() -> None:
     per_axis = Counter(q.axis for q in queries)
     assert set(per_axis) == {"core", "trials", "synthesis", "mechanism", "outcomes"}
     assert all(per_axis[axis] <= cap for axis, cap in AXIS_CAPS.items())
-    assert queries[0] == ExpandedQuery("core", '"metformin"[tiab] AND "breast cancer"[tiab]')
-    assert any("randomized controlled trial[pt]" in q.query for q in queries if q.axis == "trials")
+    assert queries[0] == ExpandedQuery("core", '"metformin"[Title/Abstract] AND "breast cancer"[Title/Abstract]')
+    assert any('"randomized controlled trial"[Publication Type]' in q.query for q in queries if q.axis == "trials")
     assert len({q.query for q in queries}) == len(queries)
 
 
@@ -40,7 +40,8 @@ def test_profile_synonyms_widen_the_queries_and_stay_capped() -> None:
                "drug_class": "biguanide", "mechanism": "AMPK activation"}
     queries = expand_search_terms("metformin", "breast cancer", profile)
     assert queries[0].query == (
-        '("metformin"[tiab] OR "Glucophage"[tiab]) AND ("breast cancer"[tiab] OR "breast neoplasms"[tiab])'
+        '("metformin"[Title/Abstract] OR "Glucophage"[Title/Abstract]) AND '
+        '("breast cancer"[Title/Abstract] OR "breast neoplasms"[Title/Abstract])'
     )
     assert len(queries) == MAX_QUERIES
     assert Counter(q.axis for q in queries) == {"core": 3, "trials": 2, "synthesis": 1, "mechanism": 2, "outcomes": 2}
@@ -50,7 +51,7 @@ def test_profile_synonyms_widen_the_queries_and_stay_capped() -> None:
 
 def test_quotes_and_brackets_in_names_cannot_break_the_query() -> None:
     (first, *_) = expand_search_terms('pembro"lizumab[', "lung (cancer)")
-    assert first.query == '"pembro lizumab"[tiab] AND "lung cancer"[tiab]'
+    assert first.query == '"pembro lizumab"[Title/Abstract] AND "lung cancer"[Title/Abstract]'
 
 
 def test_llm_expansion_is_validated_and_capped(settings: object) -> None:
@@ -58,6 +59,7 @@ def test_llm_expansion_is_validated_and_capped(settings: object) -> None:
     proposed = [("core", f"metformin AND breast cancer {n}") for n in range(6)] + [
         ("trials", "metformin trial"), ("made-up-axis", "x"), ("outcomes", "metformin survival"),
         ("synthesis", "metformin meta-analysis"), ("mechanism", "metformin AMPK"),
+        ("mechanism", '(metformin AND "AMPK[tiab]'), ("outcomes", "x" * 1001),  # unbalanced, too long: dropped
     ]
     expand.register_llm_expander(lambda drug, disease, profile: proposed)
     try:
@@ -66,7 +68,8 @@ def test_llm_expansion_is_validated_and_capped(settings: object) -> None:
                                                     "mechanism": 1}
         expand.register_llm_expander(lambda drug, disease, profile: [("core", "metformin")])
         fallback = expand_search_terms("metformin", "breast cancer")
-        assert fallback[0].query == '"metformin"[tiab] AND "breast cancer"[tiab]'  # too few → deterministic
+        # too few → deterministic
+        assert fallback[0].query == '"metformin"[Title/Abstract] AND "breast cancer"[Title/Abstract]'
     finally:
         expand.register_llm_expander(None)
 
@@ -97,7 +100,7 @@ def _counting_esearch(fake_eutils: FakeEutils, counts: dict[str, int]) -> None:
     def handler(request: Request) -> Response:
         params = fake_eutils.record(request)
         term = params["term"]
-        count = next((n for name, n in counts.items() if f'"{name}"[tiab]' in term), 0)
+        count = next((n for name, n in counts.items() if f'"{name}"[Title/Abstract]' in term), 0)
         return Response(esearch_json(pmids=[], count=count, translation=term), content_type="application/json")
 
     fake_eutils.server.expect_request("/esearch.fcgi").respond_with_handler(handler)
@@ -110,7 +113,9 @@ def test_normaliser_accepts_a_name_pubmed_knows_and_caches_it(fake_eutils: FakeE
     assert (result.normalised, result.count, result.broadened, result.source) == (
         "non-small cell lung cancer", 90000, False, "deterministic")
     (seen,) = fake_eutils.requests("/esearch.fcgi")
-    assert seen.params["term"] == '"non-small cell lung cancer"[tiab] OR "non-small cell lung cancer"[MeSH Terms]'
+    assert seen.params["term"] == (
+        '("non-small cell lung cancer"[Title/Abstract] OR "non-small cell lung cancer"[MeSH Terms])'
+    )
     assert seen.params["retmax"] == "0"
     assert normalise_disease_name("NSCLC") == result
     assert len(fake_eutils.requests("/esearch.fcgi")) == 1  # cached

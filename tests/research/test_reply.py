@@ -80,8 +80,8 @@ def test_without_a_model_a_pubmed_request_gets_mesh_terms_from_the_vocabulary(eu
     [payload] = message.extras["payloads"]
     assert payload["type"] == "pubmed_query_suggestion"
     assert payload["data"]["query"] == (
-        '("Atrial Fibrillation"[MeSH] OR AF[tiab] OR "atrial fibrillation"[tiab]) AND anticoagulation[tiab] AND '
-        '"Meta-Analysis"[pt]'
+        '("AF"[Title/Abstract] OR "atrial fibrillation"[Title/Abstract] OR "Atrial Fibrillation"[MeSH Terms]) AND '
+        '"anticoagulation"[Title/Abstract] AND "Meta-Analysis"[Publication Type]'
     )
 
 

@@ -56,30 +56,33 @@ VOCABULARY = Vocabulary.from_terms(
     [
         (
             "Find RCTs of apixaban in atrial fibrillation with CKD since 2019",
-            '("Atrial Fibrillation"[MeSH] OR "atrial fibrillation"[tiab]) AND ("Renal Insufficiency, Chronic"[MeSH] '
-            'OR CKD[tiab] OR "chronic kidney disease"[tiab]) AND apixaban[tiab] AND "Randomized Controlled Trial"[pt] '
-            'AND ("2019"[dp] : "3000"[dp])',
+            '("atrial fibrillation"[Title/Abstract] OR "Atrial Fibrillation"[MeSH Terms]) AND ("CKD"[Title/Abstract] '
+            'OR "chronic kidney disease"[Title/Abstract] OR "Renal Insufficiency, Chronic"[MeSH Terms]) AND '
+            '"apixaban"[Title/Abstract] AND "Randomized Controlled Trial"[Publication Type] AND '
+            '("2019"[Date - Publication] : "3000"[Date - Publication])',
             "Searches PubMed for MeSH terms from MedCite's tag vocabulary (Atrial Fibrillation, Renal Insufficiency, "
             "Chronic) with their synonyms and the words 'apixaban' in titles and abstracts, limited to RCTs, "
             "published 2019 or later.",
         ),
         (
             "meta-analyses of DOAC treatment in AF published between 2015 and 2020",
-            '("Anticoagulants"[MeSH] OR DOAC[tiab] OR anticoagulation[tiab]) AND ("Atrial Fibrillation"[MeSH] OR '
-            'AF[tiab] OR "atrial fibrillation"[tiab]) AND "Meta-Analysis"[pt] AND ("2015"[dp] : "2020"[dp])',
+            '("DOAC"[Title/Abstract] OR "anticoagulation"[Title/Abstract] OR "Anticoagulants"[MeSH Terms]) AND '
+            '("AF"[Title/Abstract] OR "atrial fibrillation"[Title/Abstract] OR "Atrial Fibrillation"[MeSH Terms]) '
+            'AND "Meta-Analysis"[Publication Type] AND ("2015"[Date - Publication] : "2020"[Date - Publication])',
             "Searches PubMed for MeSH terms from MedCite's tag vocabulary (Anticoagulants, Atrial Fibrillation) with "
             "their synonyms, limited to meta-analyses, published 2015-2020.",
         ),
         (
             "papers about left atrial appendage occlusion from the last 5 years",
-            '"left atrial appendage occlusion"[tiab] AND ("2022"[dp] : "3000"[dp])',
+            '"left atrial appendage occlusion"[Title/Abstract] AND '
+            '("2022"[Date - Publication] : "3000"[Date - Publication])',
             "Searches PubMed for the words 'left atrial appendage occlusion' in titles and abstracts, published 2022 "
             "or later.",
         ),
         (
             "Build a query for metformin and breast cancer: systematic reviews or guidelines",
-            '("Breast Neoplasms"[MeSH] OR "breast cancer"[tiab]) AND metformin[tiab] AND ("Systematic Review"[pt] OR '
-            '"Guideline"[pt])',
+            '("breast cancer"[Title/Abstract] OR "Breast Neoplasms"[MeSH Terms]) AND "metformin"[Title/Abstract] AND '
+            '("Systematic Review"[Publication Type] OR "Guideline"[Publication Type])',
             "Searches PubMed for MeSH terms from MedCite's tag vocabulary (Breast Neoplasms) with their synonyms and "
             "the words 'metformin' in titles and abstracts, limited to systematic reviews or guidelines.",
         ),

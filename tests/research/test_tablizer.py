@@ -246,7 +246,8 @@ def test_accepting_a_rule_built_query_opens_the_tablizer_search(logged_in, user,
     message = Message.objects.get(role=MessageRole.ASSISTANT, conversation__user=user)
     query = message.extras["payloads"][0]["data"]["query"]
     assert query == (
-        '("Breast Neoplasms"[MeSH] OR "breast cancer"[tiab]) AND metformin[tiab] AND "Randomized Controlled Trial"[pt]'
+        '("breast cancer"[Title/Abstract] OR "Breast Neoplasms"[MeSH Terms]) AND "metformin"[Title/Abstract] AND '
+        '"Randomized Controlled Trial"[Publication Type]'
     )
 
     response = logged_in.post(
@@ -254,6 +255,7 @@ def test_accepting_a_rule_built_query_opens_the_tablizer_search(logged_in, user,
     )
 
     assert response.json()["redirect"] == (
-        "/tablizer/?q=%28%22Breast+Neoplasms%22%5BMeSH%5D+OR+%22breast+cancer%22%5Btiab%5D%29+AND+metformin%5Btiab%5D"
-        "+AND+%22Randomized+Controlled+Trial%22%5Bpt%5D"
+        "/tablizer/?q=%28%22breast+cancer%22%5BTitle%2FAbstract%5D+OR+%22Breast+Neoplasms%22%5BMeSH+Terms%5D%"
+        "29+AND+%22metformin%22%5BTitle%2FAbstract%5D+AND+%22Randomized+Controlled+Trial%22%5BPublication+Typ"
+        "e%5D"
     )
