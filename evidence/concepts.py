@@ -207,11 +207,11 @@ def question_concepts(
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
         taken.append(age.span())
-    for term, forms in lexicon.exact.items():
-        for found in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", question):
+    for written, forms in lexicon.exact.items():
+        for found in re.finditer(rf"(?<!\w){re.escape(written)}(?!\w)", question):
             if not any(start <= found.start() < end for start, end in taken):
                 taken.append(found.span())
-                concepts.append(Concept(term, TOPIC, forms, 1.0))
+                concepts.append(Concept(written, TOPIC, forms, 1.0))
     surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
     words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
     index = 0

@@ -2,8 +2,8 @@ import pytest
 
 from chat.pipeline.retrieve import tag_weights
 from chat.pipeline.understand import question_vocabulary, result_context
-from evidence.text import content_terms, stem
 from evidence.models import Study, Tag, TagKind
+from evidence.text import content_terms, stem
 
 
 def study(tags, title="", key_finding="", name="S"):
