@@ -61,6 +61,7 @@ def collect(questions: list[tuple[str, str]]) -> list[Case]:
     from chat.pipeline.retrieve import library_lookup, search_abstracts
     from chat.pipeline.state import AnswerRun
     from chat.pipeline.understand import understand
+    from evidence.sources import EvidenceSource
 
     settings = answer_settings(live_search=False, judge_threshold=0.0, judge_semantic_weight=0.5)
     anchors: set[str] = set()
@@ -72,7 +73,7 @@ def collect(questions: list[tuple[str, str]]) -> list[Case]:
         library_lookup(run)
         search_abstracts(run)
         judgements = judge._judge_all(run)
-        anchors = {judge.study_source(study).doc_id for study in run.anchors}
+        anchors = {EvidenceSource.from_study(study).doc_id for study in run.anchors}
         features = [
             (
                 j.doc_id,
@@ -126,7 +127,7 @@ def main() -> None:
 
     from django.core.management import call_command
 
-    from evidence.citations import split_sentences
+    from evidence.text import split_sentences
     from pubmed.models import Abstract
     from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
 

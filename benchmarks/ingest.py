@@ -246,7 +246,7 @@ def main() -> None:
             path = Path(tmp) / "pubmedqa.jsonl"
             _write_jsonl(records, path)
             _ingest(path, backend="onnx-int8")
-    from pubmed.chunking import split_sentences
+    from evidence.text import split_sentences
 
     sentences = [s for r in records for s in split_sentences(r.abstract.replace("\n\n", " ")) if len(s) > 30]
     rng = random.Random(20260101)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.citations import EvidenceSource
+from evidence.sources import EvidenceSource
 
 SOURCE_TEXT_LIMIT = 1200
 

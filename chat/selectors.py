@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, ConversationApp, Message, MessageRole
-from evidence.citations import SOURCES_HEADING
+from evidence.citations.verify import SOURCES_HEADING
 
 
 def conversation_list(*, user: Any, app: str = ConversationApp.CHAT) -> QuerySet[Conversation]:

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import structlog
 
-from evidence.citations import ORIGIN_TOOL, EvidenceSource, doc_id_for
+from evidence.sources import ORIGIN_TOOL, EvidenceSource
 from pubmed.query import QueryError, check_query_syntax
 
 logger = structlog.get_logger(__name__)
@@ -192,20 +192,8 @@ def search_pubmed(*, query: str, max_results: int = 5) -> ToolOutput:
         summary = summaries.get(pmid)
         if summary is None:
             continue
-        source = EvidenceSource(
-            doc_id=doc_id_for(pmid=pmid),
-            chunk_id="summary",
-            origin=ORIGIN_TOOL,
-            tool="search_pubmed",
-            title=summary.title,
-            text=summary.title,
-            pmid=pmid,
-            doi=summary.doi,
-            pmcid=summary.pmcid,
-            authors=tuple(summary.authors),
-            journal=summary.journal,
-            year=summary.year,
-            publication_types=tuple(summary.publication_types),
+        source = EvidenceSource.from_article(
+            summary, origin=ORIGIN_TOOL, chunk_id="summary", text=summary.title, tool="search_pubmed"
         )
         sources.append(source)
         authors = ", ".join(summary.authors[:3]) + (" et al." if len(summary.authors) > 3 else "")
@@ -243,20 +231,8 @@ def get_pubmed_article(*, pmid: str) -> ToolOutput:
     abstract = article.abstract or "(no abstract)"
     if len(abstract) > ABSTRACT_TEXT_LIMIT:
         abstract = abstract[:ABSTRACT_TEXT_LIMIT].rsplit(" ", 1)[0] + " ..."
-    source = EvidenceSource(
-        doc_id=doc_id_for(pmid=article.pmid),
-        chunk_id="abstract",
-        origin=ORIGIN_TOOL,
-        tool="get_pubmed_article",
-        title=article.title,
-        text=article.abstract,
-        pmid=article.pmid,
-        doi=article.doi,
-        pmcid=article.pmcid,
-        authors=tuple(article.authors),
-        journal=article.journal,
-        year=article.year,
-        publication_types=tuple(article.publication_types),
+    source = EvidenceSource.from_article(
+        article, origin=ORIGIN_TOOL, chunk_id="abstract", text=article.abstract, tool="get_pubmed_article"
     )
     authors = ", ".join(article.authors[:3]) + (" et al." if len(article.authors) > 3 else "")
     content = "\n".join(
@@ -295,16 +271,13 @@ def get_trial(*, nct_id: str) -> ToolOutput:
     details = trial_services.get_trial(nct_id=nct_id.upper())
     trial = details.trial
     year = int(trial.start_date[:4]) if trial.start_date[:4].isdigit() else None
-    source = EvidenceSource(
-        doc_id=doc_id_for(nct=trial.nct_id),
-        chunk_id="registry",
-        origin=ORIGIN_TOOL,
-        tool="get_trial",
+    source = EvidenceSource.from_trial(
+        nct_id=trial.nct_id,
         title=trial.brief_title,
         text=details.text,
-        nct=trial.nct_id,
-        journal="ClinicalTrials.gov",
         year=year,
-        kind="trial",
+        origin=ORIGIN_TOOL,
+        chunk_id="registry",
+        tool="get_trial",
     )
     return ToolOutput(content=f"Cite as [citation:{source.doc_id}:registry]\n{details.text}", sources=[source])

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from evidence import identifiers
 
 if TYPE_CHECKING:
-    from evidence.citations import EvidenceSource
+    from evidence.sources import EvidenceSource
 
 MAX_LISTED_AUTHORS = 3
 

@@ -3,39 +3,21 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evidence.text import split_sentences
 from pubmed.parsers import AbstractSection
 
 # ~140 words ≈ 200 word pieces: with the title prepended a chunk stays inside the embedder's
 # 256-token window, so no text is silently truncated away.
 CHUNK_MAX_WORDS = 140
 
-# A sentence ends at . ! or ? followed by space and an upper-case letter, digit or bracket — except
-# after common abbreviations, initials and "et al.".
-_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "Fig.", "fig.", "approx.", "no.", "No.", "Dr.", "ca.", "cf.")
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
-
-
 @dataclass(frozen=True)
 class Chunk:
     ordinal: int
     section: str
     text: str
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences, keeping abbreviations such as 'et al.' and 'e.g.' inside them."""
-    pieces = _BOUNDARY.split(text.strip())
-    sentences: list[str] = []
-    for piece in pieces:
-        if sentences and (sentences[-1].endswith(_ABBREVIATIONS) or re.search(r"\b[A-Z]\.$", sentences[-1])):
-            sentences[-1] = f"{sentences[-1]} {piece}"
-        elif piece:
-            sentences.append(piece)
-    return sentences
 
 
 def _word_count(text: str) -> int:

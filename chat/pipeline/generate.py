@@ -15,7 +15,7 @@ from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError, TextDelta, ToolActivity
 from chat.providers.extractive import ExtractiveProvider
 from evidence import selectors as evidence_selectors
-from evidence.citations import StreamScrubber
+from evidence.citations.stream import StreamScrubber
 
 logger = structlog.get_logger(__name__)
 

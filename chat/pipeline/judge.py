@@ -14,12 +14,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from chat.pipeline.sources import study_source, with_approval
 from chat.pipeline.state import AnswerRun, TraceStep, plural
-from evidence.citations import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
 from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
+from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.sufficiency import safe_score_sufficiency
 from evidence.vocabulary import DECISION, DISEASE
 from pubmed.embeddings import embed_cached
@@ -68,7 +67,8 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
     ranking = rank_references(candidates(run, admitted), pico=run.require_pico(), vocabulary=run.vocabulary)
     run.ranking = ranking
     run.sufficiency = verdict = safe_score_sufficiency(
-        anchor_count=sum(1 for study in run.anchors if study_source(study).doc_id in admitted), ranked=ranking.items
+        anchor_count=sum(1 for study in run.anchors if EvidenceSource.from_study(study).doc_id in admitted),
+        ranked=ranking.items,
     )
     run.kept = [item.candidate.key for item in ranking.items]
     rejected = [j for j in judgements.values() if not j.addresses]
@@ -215,7 +215,9 @@ def admit(run: AnswerRun) -> TraceStep:
     ranking = run.ranking
     assert ranking is not None
     ordered = order_sources([*(source for source, _ in run.library_sources), *run.retrieved], run.kept)
-    run.evidence = EvidenceSet(ordered, library=[study_source(study, approved=False) for study in run.library])
+    run.evidence = EvidenceSet(
+        ordered, library=[EvidenceSource.from_study(study, approved=False) for study in run.library]
+    )
     return TraceStep(
         "rank",
         "Ranked the evidence by tag relevance",
@@ -288,7 +290,7 @@ def _library_candidate(run: AnswerRun, source: EvidenceSource, study: Study, *, 
 def order_sources(sources: Sequence[EvidenceSource], kept: Sequence[str]) -> list[EvidenceSource]:
     """Return sources in ranking order, approved exactly when their document was kept."""
     rank = {doc_id: position for position, doc_id in enumerate(kept)}
-    adjusted = [with_approval(source, source.doc_id in rank) for source in sources]
+    adjusted = [source.with_approval(source.doc_id in rank) for source in sources]
     return sorted(adjusted, key=lambda s: (rank.get(s.doc_id, len(rank)), s.origin != ORIGIN_LIBRARY))
 
 

@@ -12,11 +12,10 @@ from typing import Any
 import structlog
 from django.core.cache import cache
 
-from chat.pipeline.sources import hit_source, study_source
 from chat.pipeline.state import AnswerRun, TraceStep, names, plural
 from evidence import selectors as evidence_selectors
-from evidence.citations import EvidenceSource
 from evidence.models import Study
+from evidence.sources import EvidenceSource
 from evidence.text import stems
 from pubmed.models import AbstractChunk
 from pubmed.services.ingest import fetch_and_cache
@@ -72,7 +71,8 @@ def library_lookup(run: AnswerRun) -> TraceStep:
     )
     chosen = list(dict.fromkeys([*run.anchors, *matched]))
     run.library_sources = [
-        (study_source(study, approved=True, score=scores.get(study.study_name, 0.0)), study) for study in chosen
+        (EvidenceSource.from_study(study, approved=True, score=scores.get(study.study_name, 0.0)), study)
+        for study in chosen
     ]
     return TraceStep(
         "library",
@@ -166,7 +166,7 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
     sources = []
     run.best_chunks = {}
     for hit in hits:
-        base = hit_source(hit, score=hit.score, approved=False)
+        base = EvidenceSource.from_search_hit(hit, score=hit.score)
         run.best_chunks[base.doc_id] = base.chunk_id
         sources.append(base)
         for chunk in sorted(siblings.get(hit.pmid, []), key=lambda item: item.ordinal):

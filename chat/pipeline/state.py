@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, ProviderError
-from evidence.citations import EvidenceSet, EvidenceSource, VerifiedAnswer
+from evidence.citations.verify import VerifiedAnswer
 from evidence.classification import Classification
 from evidence.concepts import Concept
 from evidence.decomposition import SubQuery
 from evidence.models import Study
 from evidence.pico import Pico
 from evidence.ranking import RankingResult
+from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.sufficiency import Sufficiency
 from evidence.vocabulary import Vocabulary
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
-from chat.pipeline.sources import study_source
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
-from evidence.citations import EvidenceSet
 from evidence.concepts import Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.models import Study
 from evidence.pico import extract_pico
+from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.text import content_terms, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
 from pubmed.selectors import word_document_frequencies
@@ -104,8 +104,9 @@ def result_context(question: str) -> str | None:
 
 def named_studies(question: str, library: list[Study]) -> list[Study]:
     """Return the library studies the question names (by study name or alias), in library order."""
-    by_doc = {study_source(study).doc_id: study for study in library}
-    evidence = EvidenceSet(library=[study_source(study) for study in library])
+    sources = [EvidenceSource.from_study(study) for study in library]
+    by_doc = {source.doc_id: study for source, study in zip(sources, library, strict=True)}
+    evidence = EvidenceSet(library=sources)
     named: list[Study] = []
     for pattern, doc_id in evidence.name_patterns():
         if pattern.search(question) and by_doc[doc_id] not in named:
@@ -137,7 +138,7 @@ def term_weights(question: str, *, vocabulary: Vocabulary, tags: list[str]) -> d
     return weights
 
 
-def word_rarity(words: list[str] | tuple[str, ...]) -> dict[str, float]:
+def word_rarity(words: Sequence[str]) -> dict[str, float]:
     """Return each word's rarity in the abstract store (IDF; 1.0 for every word while the store is empty)."""
     frequencies, total = word_document_frequencies(list(words))
     if not total:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
-from evidence.citations import RED, VerifiedAnswer, verify_answer
-from evidence.confidence import SourceVerdict, rate_confidence
+from evidence.citations.verify import VerifiedAnswer, verify_answer
+from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 
 def verify(run: AnswerRun) -> TraceStep:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chat.answer_settings import AnswerSettings
-from evidence.citations import EvidenceSet
 from evidence.concepts import Concept
+from evidence.sources import EvidenceSet
 
 
 class Toolbox(Protocol):

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence.citations import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource, split_sentences
 from evidence.concepts import Concept, TextIndex
-from evidence.text import STOPWORDS, stems, tokens
+from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
+from evidence.text import STOPWORDS, split_sentences, stems, tokens
 
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")

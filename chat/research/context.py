@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evidence.citations import EvidenceSource
+from evidence.sources import EvidenceSource
 
 if TYPE_CHECKING:
     from chat.models import AIColumn, AIColumnResult

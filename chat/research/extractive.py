@@ -19,7 +19,7 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import compose_answer
 from chat.research.context import PageContext, PageItem, facet_counts
 from chat.research.rules import PUBLICATION_TYPES
-from evidence.citations import EvidenceSet
+from evidence.sources import EvidenceSet
 from evidence.text import content_terms, stems
 from trials.constants import PHASES
 

@@ -39,7 +39,9 @@ from chat.services.conversations import (
     check_question,
     message_create,
 )
-from evidence.citations import EvidenceSet, StreamScrubber, verify_answer
+from evidence.citations.stream import StreamScrubber
+from evidence.citations.verify import verify_answer
+from evidence.sources import EvidenceSet
 from evidence.vocabulary import load_vocabulary
 
 logger = structlog.get_logger(__name__)

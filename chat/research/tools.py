@@ -9,7 +9,7 @@ from typing import Any
 from chat.registries import Page
 from chat.research.holding_pen import MAX_PAGE_SIZE, PAGE_SIZE, PenExpired, pen_page
 from chat.tools import TOOLS, Tool, ToolOutput, ToolResult, run_tool
-from evidence.citations import EvidenceSource
+from evidence.sources import EvidenceSource
 
 STAGED_ITEMS_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -98,7 +98,7 @@ def message_create(
         extras=extras or {},
         settings_hash=settings_hash,
     )
-    updates = {"updated_at": timezone.now()}
+    updates: dict[str, Any] = {"updated_at": timezone.now()}
     if not conversation.title and role == MessageRole.USER:
         updates["title"] = (
             content if len(content) <= TITLE_CHARS else content[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from chat.answer_settings import AnswerSettings
 from chat.pipeline import AnswerResult, answer_question
 from evidence import identifiers
-from evidence.citations import identifiers_in
+from evidence.citations.parse import identifiers_in
 from evidence.models import Study
 
 GOLDEN_PATH = Path(__file__).resolve().parent.parent / "golden" / "questions.json"

@@ -17,7 +17,7 @@ from typing import Protocol
 import structlog
 from django.conf import settings
 
-from pubmed.chunking import split_sentences
+from evidence.text import split_sentences
 
 logger = structlog.get_logger(__name__)
 

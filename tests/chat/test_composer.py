@@ -7,8 +7,9 @@ import pytest
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import abstract_sentences, compose_answer, score_sentence
-from evidence.citations import EvidenceSet, EvidenceSource, verify_answer
+from evidence.citations.verify import verify_answer
 from evidence.concepts import Concept, form_of
+from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.text import content_terms
 
 QUESTION = "Does trametinib improve survival in BRAF-mutated metastatic melanoma?"

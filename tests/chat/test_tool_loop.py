@@ -9,7 +9,7 @@ from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, GenerationRequest, TextDelta, ToolActivity
 from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
-from evidence.citations import ORIGIN_TOOL, EvidenceSet, EvidenceSource
+from evidence.sources import ORIGIN_TOOL, EvidenceSet, EvidenceSource
 
 
 class ScriptedWire:

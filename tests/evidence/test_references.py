@@ -1,7 +1,7 @@
 import pytest
 
-from evidence.citations import EvidenceSource
 from evidence.references import format_authors, format_reference, is_direct_url, quality_badges, reference_url
+from evidence.sources import EvidenceSource
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from django.core.cache import cache
 from chat.registries import page_get
 from chat.research.holding_pen import PenExpired, pen_page, pen_stage
 from chat.research.tools import PageToolbox
-from evidence.citations import ORIGIN_RETRIEVED, EvidenceSource
+from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource
 
 
 def _entries(first: int, count: int) -> list[dict]:

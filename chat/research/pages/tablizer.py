@@ -11,7 +11,7 @@ from django.urls import reverse
 from chat.registries import page_get
 from chat.research import selectors
 from chat.research.context import ItemError, ItemRecord, PageContext, PageItem
-from evidence.citations import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
+from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 
 PAGE = "tablizer"
 CHUNK_ID = "abstract"

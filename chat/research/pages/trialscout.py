@@ -17,7 +17,7 @@ from django.urls import reverse
 from chat.registries import page_get
 from chat.research import selectors
 from chat.research.context import ItemError, ItemRecord, PageContext, PageItem
-from evidence.citations import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
+from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 from trials import services as trial_services
 from trials.clients import CtgovError
 from trials.constants import PAGE_TOKEN_PATTERN, PHASES, SEARCHABLE_STATUSES, phase_label, status_label

@@ -5,178 +5,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evidence.citations import (
-    DEFAULT_ABSTENTION,
-    GREEN,
-    RED,
-    YELLOW,
-    EvidenceSet,
-    EvidenceSource,
-    StreamScrubber,
-    compute_confidence,
-    extract_mentions,
-    identifiers_in,
-    split_sentences,
-    verify_answer,
-)
-
-DYNAMIC = EvidenceSource(
-    doc_id="pmid:35657320",
-    chunk_id="key_finding",
-    origin="library",
-    title="Circulating Tumor DNA Analysis Guiding Adjuvant Therapy in Stage II Colon Cancer",
-    text="ctDNA-guided management reduced adjuvant chemotherapy use without compromising recurrence-free survival.",
-    pmid="35657320",
-    doi="10.1056/NEJMoa2200075",
-    pmcid="PMC9701133",
-    authors_short="Tie J et al.",
-    journal="N Engl J Med",
-    year=2022,
-    kind="trial",
-    strength="moderate",
-    study_name="DYNAMIC",
-    names=("DYNAMIC trial", "Tie et al. NEJM 2022"),
-    approved=True,
-)
-GALAXY = EvidenceSource(
-    doc_id="pmid:36646802",
-    chunk_id="key_finding",
-    origin="library",
-    title="GALAXY interim",
-    pmid="36646802",
-    study_name="CIRCULATE-Japan GALAXY (interim)",
-    names=("GALAXY", "CIRCULATE-Japan"),
-)
-PLATFORM = EvidenceSource(
-    doc_id="pmid:33931919",
-    chunk_id="key_finding",
-    origin="library",
-    title="CIRCULATE-Japan platform",
-    pmid="33931919",
-    study_name="CIRCULATE-Japan platform protocol (GALAXY, VEGA, ALTAIR)",
-    names=("GALAXY", "CIRCULATE-Japan", "VEGA trial"),
-)
-EMPEROR = EvidenceSource(
-    doc_id="pmid:34449189",
-    chunk_id="key_finding",
-    origin="library",
-    title="Empagliflozin in HFpEF",
-    pmid="34449189",
-    doi="10.1056/NEJMoa2107038",
-    nct="NCT03057951",
-    study_name="EMPEROR-Preserved",
-    names=("empagliflozin HFpEF",),
-)
-DELIVER = EvidenceSource(
-    doc_id="pmid:36027570",
-    chunk_id="key_finding",
-    origin="library",
-    title="Dapagliflozin in HFmrEF or HFpEF",
-    pmid="36027570",
-    nct="NCT03619213",
-    study_name="DELIVER",
-)
-REINERT = EvidenceSource(
-    doc_id="pmid:31070691",
-    chunk_id="31070691:0",
-    origin="retrieved",
-    title="Plasma cell-free DNA in stage I-III CRC",
-    text="RESULTS: ctDNA detection after surgery predicted relapse.",
-    pmid="31070691",
-    authors=("Reinert T", "Henriksen TV", "Christensen E", "Sharma S"),
-    journal="JAMA Oncol",
-    year=2019,
-    approved=True,
-)
-TIE_2016 = EvidenceSource(
-    doc_id="pmid:27384348",
-    chunk_id="27384348:1",
-    origin="retrieved",
-    title="ctDNA in stage II colon cancer",
-    text="CONCLUSIONS: ctDNA detection identifies residual disease.",
-    pmid="27384348",
-    doi="10.1126/scitranslmed.aaf6219",
-    journal="Sci Transl Med",
-    year=2016,
-    approved=True,
-)
-UNAPPROVED = EvidenceSource(
-    doc_id="pmid:18033691",
-    chunk_id="18033691:0",
-    origin="retrieved",
-    title="An unrelated abstract",
-    pmid="18033691",
-    approved=False,
-)
-LIBRARY = [DYNAMIC, GALAXY, PLATFORM, EMPEROR, DELIVER]
-
-
-def evidence(*sources: EvidenceSource) -> EvidenceSet:
-    return EvidenceSet(sources or [DYNAMIC, REINERT, TIE_2016, UNAPPROVED], library=LIBRARY)
-
-
-def events(caplog, name: str) -> list[dict]:
-    return [record.msg for record in caplog.records if isinstance(record.msg, dict) and record.msg.get("event") == name]
-
-
-# --- extraction of every marker variant ---------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "form", "doc_id"),
-    [
-        ("Claim [citation:pmid:35657320:key_finding].", "citation", "pmid:35657320"),
-        ("Claim [citation: pmid:31070691:31070691:0].", "citation", "pmid:31070691"),
-        ("Claim [citation:pmid:35657320].", "citation", "pmid:35657320"),
-        ("Claim [citation:doi:10.1056/nejmoa2200075:key_finding].", "citation", "pmid:35657320"),
-        ("Claim [citation:2].", "citation", "pmid:31070691"),
-        ("Claim [1].", "number", "pmid:35657320"),
-        ("Claim (PMID: 35657320).", "pmid", "pmid:35657320"),
-        ("Claim PMID 31070691 shows it.", "pmid", "pmid:31070691"),
-        ("Claim (PubMed ID: 27384348).", "pmid", "pmid:27384348"),
-        ("Claim (35657320).", "pmid", "pmid:35657320"),
-        ("See https://pubmed.ncbi.nlm.nih.gov/35657320/ for details.", "pmid", "pmid:35657320"),
-        ("Claim (doi:10.1056/NEJMoa2200075).", "doi", "pmid:35657320"),
-        ("See https://doi.org/10.1126/scitranslmed.aaf6219.", "doi", "pmid:27384348"),
-        ("Claim 10.1056/NEJMOA2200075 here.", "doi", "pmid:35657320"),
-        ("Trial NCT03057951 showed it.", "nct", "pmid:34449189"),
-        ("Trial https://clinicaltrials.gov/study/NCT03619213 showed it.", "nct", "pmid:36027570"),
-        ("Full text PMC9701133.", "pmcid", "pmid:35657320"),
-    ],
-)
-def test_every_marker_variant_maps_back_to_its_source(text, form, doc_id):
-    mentions = extract_mentions(text, evidence())
-    assert [(mention.form, mention.source.doc_id if mention.source else None) for mention in mentions] == [
-        (form, doc_id)
-    ]
-
-
-def test_numbered_ranges_and_lists_map_to_the_available_sources_numbering():
-    mentions = extract_mentions("Claims [1-3] and [1, 3].", evidence())
-    assert [mention.source.doc_id for mention in mentions] == [
-        "pmid:35657320",
-        "pmid:31070691",
-        "pmid:27384348",
-        "pmid:35657320",
-        "pmid:27384348",
-    ]
-
-
-def test_several_pmids_after_one_label_are_each_resolved():
-    mentions = extract_mentions("Shown before (PMIDs 35657320, 31070691 and 99999999).", evidence())
-    assert [(mention.value, mention.source is not None) for mention in mentions] == [
-        ("35657320", True),
-        ("31070691", True),
-        ("99999999", False),
-    ]
-
-
-def test_doi_trailing_punctuation_and_unbalanced_parenthesis_are_not_part_of_it():
-    mentions = extract_mentions("(see doi:10.1126/scitranslmed.aaf6219).", evidence())
-    assert [mention.value for mention in mentions] == ["10.1126/scitranslmed.aaf6219"]
-
-
-# --- verification -------------------------------------------------------------------------------
+from evidence.citations.parse import identifiers_in
+from evidence.citations.verify import DEFAULT_ABSTENTION, compute_confidence, verify_answer
+from evidence.confidence import GREEN, RED, YELLOW
+from evidence.sources import EvidenceSet, EvidenceSource
+from tests.evidence.citations.sources import DYNAMIC, GALAXY, LIBRARY, REINERT, TIE_2016, UNAPPROVED, events, evidence
 
 
 def test_known_identifiers_become_numbered_markers_in_order_of_first_use():
@@ -376,29 +209,6 @@ def test_density_counts_cited_sentences_over_sentences():
     assert (result.sentences, result.cited_sentences, result.density, result.confidence) == (4, 2, 0.5, GREEN)
 
 
-def test_sentence_splitter_keeps_abbreviations_and_trailing_markers_together():
-    assert split_sentences("Tie et al. showed it. \u27e60\u27e7 Next one, e.g. here. Done.") == [
-        "Tie et al. showed it. \u27e60\u27e7",
-        "Next one, e.g. here.",
-        "Done.",
-    ]
-
-
-# --- streaming ----------------------------------------------------------------------------------
-
-
-def test_stream_scrubber_never_releases_an_unverified_identifier_split_across_deltas():
-    scrubber = StreamScrubber(evidence())
-    shown = (
-        "".join(
-            scrubber.feed(delta)
-            for delta in ["DYNAMIC (PMID: 356", "57320) helped. A fake (PMID: 1234", "5678) did too. Tail"]
-        )
-        + scrubber.flush()
-    )
-    assert shown == "DYNAMIC [1] helped. A fake did too. Tail"
-
-
 # --- properties ---------------------------------------------------------------------------------
 
 ALLOWED = {key for source in [DYNAMIC, REINERT, TIE_2016, UNAPPROVED, *LIBRARY] for key in source.identifier_keys()}
@@ -517,13 +327,3 @@ def test_property_confidence_follows_the_thresholds(text):
         assert result.confidence == YELLOW
     else:
         assert result.confidence == GREEN
-
-
-@settings(max_examples=100, deadline=None)
-@given(deltas=st.lists(fragment, max_size=25))
-def test_property_streamed_preview_never_shows_an_unverified_identifier(deltas):
-    scrubber = StreamScrubber(evidence())
-    shown = "".join(scrubber.feed(delta + " ") for delta in deltas) + scrubber.flush()
-    for kind, value in identifiers_in(shown):
-        assert kind != "citation"
-        assert _key(kind, value) in ALLOWED, (kind, value, shown)

@@ -1,0 +1,388 @@
+"""Evidence an answer may cite: one `EvidenceSource` per citable chunk, and the `EvidenceSet` of a turn.
+
+A library study's key finding, a stored-abstract chunk, a trial record or a tool result each
+becomes an `EvidenceSource` in one place (its `from_*` constructor); the `EvidenceSet` resolves
+identifiers and citation markers against them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+from typing import Any, Protocol
+
+from evidence import identifiers
+from evidence.models import Study
+
+ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
+LIBRARY_KEY_FINDING_CHUNK = "key_finding"
+
+
+class Article(Protocol):
+    """What a PubMed record carries: a stored abstract, an esummary row, a search hit."""
+
+    @property
+    def pmid(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def doi(self) -> str: ...
+
+    @property
+    def pmcid(self) -> str: ...
+
+    @property
+    def authors(self) -> Sequence[str]: ...
+
+    @property
+    def journal(self) -> str: ...
+
+    @property
+    def year(self) -> int | None: ...
+
+    @property
+    def publication_types(self) -> Sequence[str]: ...
+
+
+class SearchHit(Protocol):
+    """What a stored-abstract search hit carries (pubmed.services.search.ChunkHit)."""
+
+    @property
+    def pmid(self) -> str: ...
+
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def journal(self) -> str: ...
+
+    @property
+    def year(self) -> int | None: ...
+
+    @property
+    def authors(self) -> Sequence[str]: ...
+
+    @property
+    def doi(self) -> str: ...
+
+    @property
+    def pmcid(self) -> str: ...
+
+    @property
+    def publication_types(self) -> Sequence[str]: ...
+
+    @property
+    def section(self) -> str: ...
+
+
+def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
+    """Return the document id of a record: `pmid:<PMID>`, else `doi:<doi>`, `nct:<NCT>`, `pmc:<PMCID>`."""
+    if pmid:
+        return f"pmid:{pmid}"
+    if doi:
+        return f"doi:{identifiers.doi_key(doi)}"
+    if nct:
+        return f"nct:{nct.upper()}"
+    if pmcid:
+        return f"pmc:{pmcid.upper()}"
+    raise ValueError("A source needs at least one identifier (PMID, DOI, NCT or PMC id) to get a document id.")
+
+
+@dataclass(frozen=True)
+class EvidenceSource:
+    """One citable chunk of evidence: a library study's key finding, an abstract chunk, a tool result."""
+
+    doc_id: str
+    chunk_id: str
+    origin: str
+    title: str = ""
+    text: str = ""
+    pmid: str = ""
+    doi: str = ""
+    nct: str = ""
+    pmcid: str = ""
+    authors: tuple[str, ...] = ()
+    authors_short: str = ""
+    journal: str = ""
+    year: int | None = None
+    url: str = ""
+    kind: str = ""
+    publication_types: tuple[str, ...] = ()
+    strength: str = ""
+    study_name: str = ""
+    names: tuple[str, ...] = ()
+    score: float = 0.0
+    approved: bool = False
+    tool: str = ""
+    section: str = ""
+    anchor: bool = False
+    citation_count: int | None = None
+
+    def identifier_keys(self) -> list[tuple[str, str]]:
+        """Return (kind, comparison key) for each identifier the source carries."""
+        keys = []
+        if self.pmid:
+            keys.append(("pmid", self.pmid))
+        if self.doi:
+            keys.append(("doi", identifiers.doi_key(self.doi)))
+        if self.nct:
+            keys.append(("nct", self.nct.upper()))
+        if self.pmcid:
+            keys.append(("pmcid", self.pmcid.upper()))
+        return keys
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["authors"] = list(self.authors)
+        data["publication_types"] = list(self.publication_types)
+        data["names"] = list(self.names)
+        return data
+
+    def with_approval(self, approved: bool) -> EvidenceSource:
+        """Return this source admitted (or not) as evidence of the turn."""
+        return replace(self, approved=approved)
+
+    @classmethod
+    def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
+        """Return a library study as a source whose text is its key finding."""
+        return cls(
+            doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
+            chunk_id=LIBRARY_KEY_FINDING_CHUNK,
+            origin=ORIGIN_LIBRARY,
+            title=study.title,
+            text=study.key_finding,
+            pmid=study.pmid,
+            doi=study.doi,
+            nct=study.nct_number,
+            pmcid=study.pmcid,
+            authors_short=study.authors_short,
+            journal=study.journal,
+            year=study.publication_year,
+            url=study.url,
+            kind=study.kind,
+            strength=study.strength_label,
+            study_name=study.study_name,
+            names=tuple(study.aliases),
+            score=score,
+            approved=approved,
+            anchor=bool(study.anchor_scenarios),
+            citation_count=study.citation_count,
+        )
+
+    @classmethod
+    def from_article(
+        cls, article: Article, *, origin: str, chunk_id: str, text: str, tool: str = "", section: str = ""
+    ) -> EvidenceSource:
+        """Return a PubMed record (stored abstract or esummary row) as a source with `text` as its citable text."""
+        return cls(
+            doc_id=doc_id_for(pmid=article.pmid),
+            chunk_id=chunk_id,
+            origin=origin,
+            tool=tool,
+            title=article.title,
+            text=text,
+            pmid=article.pmid,
+            doi=article.doi or "",
+            pmcid=article.pmcid or "",
+            authors=tuple(article.authors or ()),
+            journal=article.journal or "",
+            year=article.year,
+            publication_types=tuple(article.publication_types or ()),
+            section=section,
+        )
+
+    @classmethod
+    def from_trial(
+        cls,
+        *,
+        nct_id: str,
+        title: str,
+        text: str,
+        year: int | None,
+        origin: str,
+        chunk_id: str,
+        tool: str = "",
+        section: str = "",
+    ) -> EvidenceSource:
+        """Return a ClinicalTrials.gov record as a source."""
+        return cls(
+            doc_id=doc_id_for(nct=nct_id),
+            chunk_id=chunk_id,
+            origin=origin,
+            tool=tool,
+            title=title,
+            text=text,
+            nct=nct_id,
+            journal="ClinicalTrials.gov",
+            year=year,
+            kind="trial",
+            section=section,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvidenceSource:
+        """Return the source `as_dict` described (lists back to tuples)."""
+        values = dict(data)
+        for key in ("authors", "publication_types", "names"):
+            values[key] = tuple(values.get(key) or ())
+        return cls(**values)
+
+    @classmethod
+    def from_search_hit(cls, hit: SearchHit, *, score: float, approved: bool = False) -> EvidenceSource:
+        """Return a stored-abstract search hit as a source (its best chunk)."""
+        return cls(
+            doc_id=hit.doc_id or doc_id_for(pmid=hit.pmid),
+            chunk_id=str(hit.chunk_id),
+            origin=ORIGIN_RETRIEVED,
+            title=hit.title,
+            text=hit.text,
+            pmid=hit.pmid,
+            doi=hit.doi or "",
+            pmcid=hit.pmcid or "",
+            authors=tuple(hit.authors or ()),
+            journal=hit.journal or "",
+            year=hit.year,
+            publication_types=tuple(hit.publication_types or ()),
+            score=score,
+            approved=approved,
+            section=hit.section or "",
+        )
+
+
+def _identifier_key(kind: str, value: str) -> tuple[str, str]:
+    if kind == "doi":
+        return kind, identifiers.doi_key(value)
+    if kind in {"nct", "pmcid"}:
+        return kind, value.upper().replace(" ", "")
+    return kind, value
+
+
+class EvidenceSet:
+    """The sources an answer may cite: this turn's evidence (numbered, in rank order) and the library.
+
+    Numbers (1-based) are the AVAILABLE SOURCES numbering shown to the model. Library sources can
+    be cited even when they were not retrieved for this turn: their identifiers are verified.
+    """
+
+    def __init__(self, sources: Iterable[EvidenceSource] = (), *, library: Iterable[EvidenceSource] = ()) -> None:
+        self.sources: list[EvidenceSource] = []
+        self.library: list[EvidenceSource] = []
+        self._chunks: dict[tuple[str, str], EvidenceSource] = {}
+        self._docs: dict[str, list[EvidenceSource]] = {}
+        self._ids: dict[tuple[str, str], str] = {}
+        for source in library:
+            self._add_library(source)
+        for source in sources:
+            self.add(source)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __iter__(self) -> Iterator[EvidenceSource]:
+        return iter(self.sources)
+
+    def _index(self, source: EvidenceSource) -> None:
+        self._docs.setdefault(source.doc_id, []).append(source)
+        for key in source.identifier_keys():
+            self._ids.setdefault(key, source.doc_id)
+
+    def _add_library(self, source: EvidenceSource) -> None:
+        self.library.append(source)
+        self._index(source)
+
+    def add(self, source: EvidenceSource) -> EvidenceSource:
+        """Add a source of this turn (deduplicated by doc and chunk id) and return the stored one."""
+        key = (source.doc_id, source.chunk_id)
+        existing = self._chunks.get(key)
+        if existing is not None:
+            return existing
+        self.sources.append(source)
+        self._chunks[key] = source
+        self._index(source)
+        return source
+
+    def number(self, number: int) -> EvidenceSource | None:
+        """Return the source shown to the model as [number], or None if there is no such source."""
+        if 1 <= number <= len(self.sources):
+            return self.sources[number - 1]
+        return None
+
+    def primary(self, doc_id: str) -> EvidenceSource | None:
+        """Return the best source of a document: this turn's highest-ranked chunk, else the library entry."""
+        candidates = self._docs.get(doc_id, [])
+        turn = [source for source in candidates if self._chunks.get((source.doc_id, source.chunk_id)) is source]
+        return turn[0] if turn else (candidates[0] if candidates else None)
+
+    def describe(self, doc_id: str) -> EvidenceSource | None:
+        """Return the source whose metadata best describes a document: the library entry, else `primary`."""
+        curated = [source for source in self._docs.get(doc_id, []) if source.origin == ORIGIN_LIBRARY]
+        return curated[0] if curated else self.primary(doc_id)
+
+    def resolve_identifier(self, kind: str, value: str) -> EvidenceSource | None:
+        """Return the source carrying identifier `value` of `kind` (pmid, doi, nct, pmcid), if any."""
+        doc_id = self._ids.get(_identifier_key(kind, value))
+        return self.primary(doc_id) if doc_id else None
+
+    def resolve_doc(self, doc_id: str, chunk_id: str = "") -> EvidenceSource | None:
+        """Return the source for `docId[:chunkId]`: the exact chunk, else the document's best source."""
+        kind, _, value = doc_id.partition(":")
+        kind = {"pmc": "pmcid", "pmcid": "pmcid"}.get(kind.lower(), kind.lower())
+        if kind not in {"pmid", "doi", "nct", "pmcid"} or not value:
+            return None
+        canonical = self._ids.get(_identifier_key(kind, value.strip()))
+        if canonical is None:
+            return None
+        exact = self._chunks.get((canonical, chunk_id))
+        return exact or self.primary(canonical)
+
+    def origins(self, doc_id: str) -> list[str]:
+        return list(dict.fromkeys(source.origin for source in self._docs.get(doc_id, [])))
+
+    def approved(self) -> list[EvidenceSource]:
+        """Return this turn's approved sources, one per document, in rank order."""
+        seen: set[str] = set()
+        chosen = []
+        for source in self.sources:
+            if source.approved and source.doc_id not in seen:
+                seen.add(source.doc_id)
+                chosen.append(source)
+        return chosen
+
+    def known(self, kind: str, value: str) -> bool:
+        return _identifier_key(kind, value) in self._ids
+
+    def name_patterns(self) -> list[tuple[re.Pattern[str], str]]:
+        """Return (pattern, doc id) for every library study name and alias."""
+        pairs = tuple(
+            (name, source.doc_id) for source in self.library for name in (source.study_name, *source.names) if name
+        )
+        return _compile_names(pairs)
+
+
+@lru_cache(maxsize=32)
+def _compile_names(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern[str], str]]:
+    compiled = []
+    for name, doc_id in dict.fromkeys(pairs):
+        cleaned = name.strip()
+        if len(cleaned) < 3:
+            continue
+        # Acronym-like names (DYNAMIC, DELIVER, COSMOS) are ordinary words in lower case: match
+        # them case-sensitively; descriptive aliases match in any case.
+        acronym_like = any(sum(ch.isupper() for ch in token) >= 2 for token in cleaned.split())
+        flags = 0 if acronym_like else re.IGNORECASE
+        body = r"\s+".join(re.escape(token) for token in cleaned.split())
+        compiled.append((re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", flags), doc_id))
+    return compiled
