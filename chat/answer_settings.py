@@ -56,6 +56,13 @@ class AnswerSettings(BaseModel):
         description="Judgement score above which a source covering the condition and decision addresses the "
         "question directly (what GREEN requires).",
     )
+    claim_support_threshold: float = Field(
+        0.55,
+        ge=0,
+        le=1,
+        description="Semantic similarity a statement needs with a sentence (or two) of its cited source to count "
+        "as supported, on top of the number, negation and name checks; calibrated by benchmarks/faithfulness.py.",
+    )
     repair_max_sources: int = Field(
         5,
         ge=3,

@@ -4,7 +4,9 @@
   meta-analysis - directly address the question's condition and decision, and the shown claims
   are supported by what they cite.
 - YELLOW: the answer rests on a single primary study, addresses the question only in part (the
-  reasons say which part), or lost claims to verification.
+  reasons say which part: a condition or decision no cited source covers, or the dose, duration,
+  drug or threshold the question asks for and no cited source states), or lost claims to
+  verification.
 - RED: nothing cited addresses the question (the answer abstains).
 
 The citation-format rating (cited documents and citation density) stays as a floor: an answer
@@ -47,6 +49,7 @@ def rate_confidence(
     abstained: bool,
     claims_shown: int = 0,
     claims_removed: int = 0,
+    unstated: Sequence[str] = (),
 ) -> Confidence:
     """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it."""
     if abstained:
@@ -73,6 +76,9 @@ def rate_confidence(
                 "the cited evidence addresses the question only in part"
                 + (f": it does not cover {', '.join(gaps)}" if gaps else "")
             )
+    if unstated and level == GREEN:
+        level = YELLOW
+        reasons.append(f"the question asks for {' and '.join(unstated)}, which the cited evidence does not state")
     total = claims_shown + claims_removed
     if total and claims_removed / total > MAX_REMOVED_SHARE_FOR_GREEN and level == GREEN:
         level = YELLOW

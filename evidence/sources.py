@@ -348,6 +348,10 @@ class EvidenceSet:
         exact = self._chunks.get((canonical, chunk_id))
         return exact or self.primary(canonical)
 
+    def chunks(self, doc_id: str) -> list[EvidenceSource]:
+        """Return every stored chunk of a document known to this set (turn and library), best first."""
+        return list(self._docs.get(doc_id, []))
+
     def origins(self, doc_id: str) -> list[str]:
         return list(dict.fromkeys(source.origin for source in self._docs.get(doc_id, [])))
 

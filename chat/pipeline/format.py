@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import time
+from typing import Any
 
 import structlog
 
@@ -24,13 +26,16 @@ def answer_result(run: AnswerRun) -> AnswerResult:
         error["notice"] = (PROVIDER_FAILURE_NOTICE if run.generation else PROVIDER_FAILURE_MESSAGE).format(
             reason=run.error.message.rstrip(".")
         )
+    citations = with_support(verified.citations, run)
     result = AnswerResult(
         question=run.question,
         answer=verified.text,
-        citations=verified.citations,
+        citations=citations,
         references=verified.references,
         confidence=run.confidence,
         confidence_reasons=run.confidence_reasons,
+        claims=claim_records(run, citations),
+        claims_removed=run.claims_removed,
         abstained=verified.abstained,
         trace=run.trace,
         settings_hash=run.settings.short_hash(),
@@ -58,3 +63,38 @@ def answer_result(run: AnswerRun) -> AnswerResult:
         duration_ms=int((time.monotonic() - run.started) * 1000),
     )
     return result
+
+
+def with_support(citations: list[dict[str, Any]], run: AnswerRun) -> list[dict[str, Any]]:
+    """Return the citation entries each with `support`: the source sentences that back its sentence."""
+    quotes: dict[str, list[dict[str, str]]] = {}
+    for record in run.claims:
+        for quote in record.support:
+            quotes.setdefault(quote["doc_id"], []).append({**quote, "claim": record.text})
+    entries = []
+    for entry in citations:
+        sentence = _plain(entry.get("sentence", ""))
+        found = [q for q in quotes.get(entry["doc_id"], []) if not sentence or _plain(q["claim"]) in sentence]
+        support = found or quotes.get(entry["doc_id"], [])[:1]
+        entries.append({**entry, "support": [{k: q[k] for k in ("doc_id", "chunk_id", "quote")} for q in support]})
+    return entries
+
+
+def claim_records(run: AnswerRun, citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the shown claims as {text, citations (reference numbers), supported, support, reason}."""
+    numbers = {entry["doc_id"]: entry["n"] for entry in citations}
+    return [
+        {
+            "text": record.text,
+            "citations": sorted({numbers[doc_id] for doc_id in record.doc_ids if doc_id in numbers}),
+            "supported": record.supported,
+            "support": record.support,
+            "reason": record.reason,
+        }
+        for record in run.claims
+        if record.supported
+    ]
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"\[[^\]]*\]|[*_`]", "", text).split()).lower()

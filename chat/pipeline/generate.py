@@ -10,6 +10,7 @@ import structlog
 
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
 from chat.pipeline.state import AnswerRun, TraceStep
+from chat.pipeline.support import checker_for
 from chat.prompts import build_system_prompt
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError, TextDelta, ToolActivity
@@ -67,7 +68,8 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
 def _streamed(run: AnswerRun, provider: Provider, request: GenerationRequest) -> Iterator[PipelineEvent]:
     """Run `provider`, yielding scrubbed deltas and tool progress; store its final `Generation` on the run."""
     assert run.evidence is not None
-    scrubber = StreamScrubber(run.evidence)
+    run.checker = run.checker or checker_for(run)
+    scrubber = StreamScrubber(run.evidence, screen=run.checker.screen)
     generation: Generation | None = None
     for event in provider.generate(request):
         if isinstance(event, TextDelta):

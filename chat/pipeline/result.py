@@ -23,6 +23,8 @@ DOCUMENT_KEYS: dict[str, Any] = {
     "provider": "",
     "flags": [],
     "decision_aids": [],
+    "claims": [],
+    "claims_removed": [],
 }
 
 
@@ -63,6 +65,8 @@ class AnswerResult:
     evidence_ids: list[str] = field(default_factory=list)
     decision_aids: list[dict[str, Any]] = field(default_factory=list)
     confidence_reasons: list[str] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    claims_removed: list[dict[str, str]] = field(default_factory=list)
 
     def ask_json(self) -> dict[str, Any]:
         """Return the `ask --json` / API answer document (DESIGN.md section 6), extended, never renamed."""

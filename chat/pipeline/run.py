@@ -1,8 +1,9 @@
 """The answer pipeline for one question (DESIGN.md §3), read top to bottom as the design reads.
 
-understand → classify → retrieve (library, stored abstracts) → judge sufficiency → live search if
-needed → rank and admit → generate → verify → format. Each step reads and extends one `AnswerRun`
-and returns the trace line it earned; this module only orders the steps and streams progress.
+understand → classify → retrieve (library, stored abstracts) → judge the evidence → live search if
+needed → rank and admit → generate → check every claim against its source → verify identifiers →
+rate confidence → format. Each step reads and extends one `AnswerRun` and returns the trace line
+it earned; this module only orders the steps and streams progress.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from chat.pipeline.judge import admit, judge_evidence, needs_live_search
 from chat.pipeline.result import AnswerResult
 from chat.pipeline.retrieve import library_lookup, search_abstracts, search_live
 from chat.pipeline.state import AnswerRun
+from chat.pipeline.support import check_support
 from chat.pipeline.understand import understand
 from chat.pipeline.verify import confidence, verify
 
@@ -50,6 +52,7 @@ def answer_events(
     run.record(admit(run))
 
     yield from generate(run)
+    run.record(check_support(run))
     run.record(verify(run))
     run.record(confidence(run))
     yield DoneEvent(answer_result(run))

@@ -27,6 +27,7 @@ from evidence.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from chat.pipeline.judge import Judgement
+    from chat.pipeline.support import ClaimRecord, SupportChecker
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ class AnswerRun:
     provider: str = "extractive"
     composed_by: str = "extractive"
     error: ProviderError | None = None
+    # support
+    checker: SupportChecker | None = None
+    claims: list[ClaimRecord] = field(default_factory=list)
+    claims_removed: list[dict[str, str]] = field(default_factory=list)
     # verify
     verified: VerifiedAnswer | None = None
     confidence: str = ""

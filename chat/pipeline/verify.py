@@ -6,6 +6,7 @@ from __future__ import annotations
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
+from evidence.concepts import ASK_WORDS, asked_for, states
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 
@@ -33,8 +34,11 @@ def verify(run: AnswerRun) -> TraceStep:
             text=generation.text,
             evidence=run.evidence,
             intent=run.intent,
-            # The composer abstaining is a judgement on the evidence, not a missing citation to repair.
-            repair_max_sources=0 if generation.details.get("abstained") else run.settings.repair_max_sources,
+            # The composer abstaining is a judgement on the evidence, not a missing citation to repair;
+            # and an answer whose every statement failed the support check has nothing left to repair.
+            repair_max_sources=0
+            if generation.details.get("abstained") or not any(record.supported for record in run.claims)
+            else run.settings.repair_max_sources,
             abstention=ABSTENTION_NO_EVIDENCE,
         )
     verified = run.verified
@@ -72,7 +76,17 @@ def confidence(run: AnswerRun) -> TraceStep:
         for doc_id in dict.fromkeys(verified.cited_doc_ids)
         for judgement in [run.judgements.get(doc_id)]
     ]
-    rated = rate_confidence(cited=cited, format_floor=verified.confidence, abstained=verified.abstained)
+    shown = [record for record in run.claims if record.supported]
+    stated = " ".join(record.text for record in shown)
+    unstated = [ASK_WORDS[kind] for kind in asked_for(run.question) if not states(kind, stated)]
+    rated = rate_confidence(
+        cited=cited,
+        format_floor=verified.confidence,
+        abstained=verified.abstained,
+        claims_shown=len(shown),
+        claims_removed=sum(1 for removal in run.claims_removed if removal["kind"] == "claim"),
+        unstated=unstated,
+    )
     run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(
         "confidence",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence.concepts import Concept, TextIndex
+from evidence.concepts import ASK_WORDS, Concept, TextIndex, asked_for, states
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import STOPWORDS, split_sentences, stems, tokens
 
@@ -57,39 +57,6 @@ _METHOD_SENTENCE = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS, MAX_WORDS = 6, 70
-
-# What a question can ask for, and how a sentence states it.
-ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    "drug": (
-        re.compile(
-            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+)?(?:drug|agent|medication|"
-            r"anticoagulant|antibiotic|antiplatelet|antihypertensive|regimen|treatment)s?\b|\bdrug of choice\b",
-            re.IGNORECASE,
-        ),
-        re.compile(
-            r"\b\w+(?:xaban|gatran|parin|farin|statin|pril|sartan|olol|dipine|mab|nib|cillin|mycin|floxacin|azole|"
-            r"cycline|gliflozin|gliptin|glutide|formin|sone|olone|amide|azepam|prazole|tidine|vir)\b|\baspirin\b|"
-            r"\bwarfarin\b|\bmetformin\b|\binsulin\b",
-            re.IGNORECASE,
-        ),
-    ),
-    "dose": (
-        re.compile(r"\b(?:dose|doses|dosing|dosage|how much|mg)\b", re.IGNORECASE),
-        re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
-    ),
-    "duration": (
-        re.compile(
-            r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months)\b|\blength of (?:treatment|therapy)\b",
-            re.IGNORECASE,
-        ),
-        re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
-    ),
-    "threshold": (
-        re.compile(r"\b(?:threshold|cut-?off|target|at what (?:level|value|number))\b", re.IGNORECASE),
-        re.compile(r"(?:≥|≤|>=|<=|>|<|\babove\b|\bbelow\b|\bat least\b|\bless than\b|\bgreater than\b)\s?\d"),
-    ),
-}
-ASK_WORDS = {"drug": "which drug", "dose": "a dose", "duration": "a treatment duration", "threshold": "a threshold"}
 
 
 @dataclass(frozen=True)
@@ -196,16 +163,6 @@ def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
-
-
-def asked_for(question: str) -> list[str]:
-    """Return what the question asks for among drug, dose, duration and threshold."""
-    return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]
-
-
-def states(kind: str, sentence: str) -> bool:
-    """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
-    return bool(ASKS[kind][1].search(sentence))
 
 
 def _candidates(

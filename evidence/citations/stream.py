@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from evidence.citations.parse import CLOSE, OPEN, PLACEHOLDER, Placeholders, rewrite
 from evidence.sources import EvidenceSet
@@ -18,12 +19,18 @@ class StreamScrubber:
 
     _RELEASE = re.compile(r"(?:[.!?]\s+|\n\n)")
 
-    def __init__(self, evidence: EvidenceSet) -> None:
+    def __init__(self, evidence: EvidenceSet, *, screen: Callable[[str], str] | None = None) -> None:
         self.evidence = evidence
+        # Leaves out of the preview what the final verification would remove (unsupported claims).
+        self.screen = screen
         self.buffer = ""
         self.numbering: dict[str, int] = {}
 
     def _scrub(self, segment: str) -> str:
+        if self.screen is not None:
+            segment = self.screen(segment)
+            if not segment:
+                return ""
         placeholders = Placeholders()
         rewritten = rewrite(segment, self.evidence, placeholders, [])
 

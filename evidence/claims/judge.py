@@ -17,10 +17,10 @@ from typing import Protocol
 
 import numpy as np
 
-from evidence.citations import split_sentences
 from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers, strip_markers
 from evidence.claims.polarity import polarity_conflict
+from evidence.text import split_sentences
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 

@@ -99,6 +99,7 @@ def test_trace_records_every_step_and_the_settings_hash(library):
         "judge",
         "rank",
         "generate",
+        "support",
         "verify",
         "confidence",
     ]

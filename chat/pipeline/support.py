@@ -1,0 +1,198 @@
+"""Step 7a, support: every statement shown must be supported by the source it cites.
+
+The generated answer is split into claims (sentences and list items). A cited claim is judged
+against the stored text of what it cites - its numbers, its direction and negation, the studies
+and drugs it names, and its meaning (`evidence.claims`); an uncited claim is attached to an
+admitted source that supports it, or removed. Study names that no source of this turn and no
+library entry carries are removed, never shown bare. What remains is cleaned of dangling
+fragments; every removal is recorded with its reason for the trace and the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+
+from chat.pipeline.state import AnswerRun, TraceStep, plural
+from evidence.citations.parse import extract_mentions
+from evidence.claims import Claim, PassageCache, Quote, judge_claim, remove_dangling, split_claims, study_names
+from evidence.models import Abbreviation
+from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
+from pubmed.embeddings import embed_cached
+
+# Statements about the evidence itself, written by the composer: not claims about patients.
+META = re.compile(
+    r"^\W*(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
+    r"i could not find|neither the curated|what the evidence does not cover)",
+    re.IGNORECASE,
+)
+_BOTTOM_LINE = re.compile(r"^\W*bottom line\W*", re.IGNORECASE)
+_HEADING_ONLY = re.compile(r"^(#{1,6} [^\n]*)\n+(?=#{1,6} |\Z)", re.MULTILINE)
+_EMPTY_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s*$\n?", re.MULTILINE)
+
+
+@dataclass
+class ClaimRecord:
+    """One statement of the answer and what verification decided about it."""
+
+    text: str
+    doc_ids: list[str]
+    supported: bool
+    support: list[dict[str, str]] = field(default_factory=list)
+    reason: str = ""
+    repaired: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class SupportChecker:
+    """Judge the claims of answers citing one turn's evidence (passage embeddings cached per turn)."""
+
+    def __init__(self, evidence: EvidenceSet, *, threshold: float, known_names: Sequence[str] = ()) -> None:
+        self.evidence = evidence
+        self.threshold = threshold
+        self.known_names = list(known_names)
+        self.cache = PassageCache()
+        self.corpus = " ".join(f"{s.study_name} {' '.join(s.names)} {s.title} {s.text}" for s in evidence.sources)
+
+    def passages(self, doc_ids: Sequence[str]) -> list[EvidenceSource]:
+        """Return the citable text of each document: every chunk, a library study with its name and title."""
+        found = []
+        for doc_id in dict.fromkeys(doc_ids):
+            for chunk in self.evidence.chunks(doc_id):
+                if chunk.origin == ORIGIN_LIBRARY:
+                    # As the composer labels a library finding: "NAME (journal, year): finding".
+                    detail = ", ".join(str(part) for part in (chunk.journal, chunk.year) if part)
+                    label = f"{chunk.study_name or chunk.title}{f' ({detail})' if detail else ''}: "
+                    chunk = replace(chunk, text=f"{label}{chunk.text} {chunk.title}.")
+                found.append(chunk)
+        return found
+
+    def judge(self, claim: Claim) -> ClaimRecord:
+        """Return the verdict on one claim: supported by what it cites, repaired, or not supported."""
+        cited = [m.source.doc_id for m in extract_mentions(claim.text, self.evidence) if m.source is not None]
+        plain = _BOTTOM_LINE.sub("", claim.plain)
+        if cited:
+            verdict = self._verdict(plain, self.passages(cited))
+            if verdict[0]:
+                return ClaimRecord(plain, list(dict.fromkeys(cited)), True, verdict[1])
+            return ClaimRecord(plain, list(dict.fromkeys(cited)), False, reason=verdict[2])
+        admitted = [source.doc_id for source in self.evidence.approved()]
+        supported, quotes, reason = self._verdict(plain, self.passages(admitted)) if admitted else (False, [], "")
+        if supported:
+            return ClaimRecord(plain, [quotes[0]["doc_id"]], True, quotes, repaired=True)
+        return ClaimRecord(
+            plain,
+            [],
+            False,
+            reason="no citation, and no admitted source says this"
+            + (f" ({reason})" if reason and "cites no source" not in reason else ""),
+        )
+
+    def _verdict(self, plain: str, passages: Sequence[EvidenceSource]) -> tuple[bool, list[dict[str, str]], str]:
+        folded = " ".join(plain.split()).rstrip(".").lower()
+        for passage in passages:  # the extractive composer quotes its sources word for word
+            if folded and folded in " ".join(passage.text.split()).lower():
+                return True, [{"doc_id": passage.doc_id, "chunk_id": passage.chunk_id, "quote": plain}], ""
+        verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
+        return verdict.supported, [_quote(q) for q in verdict.support], verdict.reason
+
+    def unverified_names(self, text: str) -> list[tuple[int, int, str]]:
+        """Return (start, end, name) of study names no library entry or source of this turn carries."""
+        found = []
+        for mention in study_names(text, self.known_names):
+            if mention.kind == "known" or mention.name.split()[0] in self.corpus:
+                continue
+            found.append((mention.start, mention.end, mention.name))
+        return found
+
+    def check(self, text: str) -> tuple[str, list[ClaimRecord], list[dict[str, str]]]:
+        """Return `text` with unsupported claims and unverified study names removed, the records, and removals."""
+        removals: list[dict[str, str]] = []
+        for start, end, name in reversed(self.unverified_names(text)):
+            text = text[:start] + text[end:]
+            removals.append({"kind": "study_name", "text": name, "reason": "named study without a verified identifier"})
+        records: list[ClaimRecord] = []
+        for claim in reversed(split_claims(text)):
+            if META.match(claim.plain) or claim.dangling:
+                continue
+            record = self.judge(claim)
+            records.append(record)
+            if not record.supported:
+                text = text[: claim.start] + text[claim.end :]
+                removals.append({"kind": "claim", "text": record.text, "reason": record.reason})
+            elif record.repaired:
+                marker = f" [citation:{record.support[0]['doc_id']}:{record.support[0]['chunk_id']}]"
+                body = text[claim.start : claim.end]
+                stop = re.search(r"[.!?]+\s*$", body)
+                cut = claim.start + (stop.start() if stop else len(body))
+                text = text[:cut] + marker + text[cut:]
+        records.reverse()
+        return tidy(text), records, removals
+
+    def screen(self, segment: str) -> str:
+        """Return a streamed segment without the claims its own citations do not support (for the preview).
+
+        An uncited claim may still be given its source when the answer is complete; until then it is
+        not shown.
+        """
+        trailing = segment[len(segment.rstrip()) :]
+        for start, end, _ in reversed(self.unverified_names(segment)):
+            segment = segment[:start] + segment[end:]
+        for claim in reversed(split_claims(segment)):
+            if META.match(claim.plain) or claim.dangling:
+                continue
+            record = self.judge(claim)
+            if not record.supported or record.repaired:
+                segment = segment[: claim.start] + segment[claim.end :]
+        cleaned = tidy(segment)
+        return cleaned + trailing if cleaned else ""
+
+
+def _quote(quote: Quote) -> dict[str, str]:
+    return {"doc_id": quote.doc_id, "chunk_id": quote.chunk_id, "quote": quote.quote}
+
+
+def tidy(text: str) -> str:
+    """Return `text` without dangling fragments, empty list items or headings left with nothing under them."""
+    text = _EMPTY_BULLET.sub("", remove_dangling(text))
+    previous = None
+    while previous != text:
+        previous, text = text, _HEADING_ONLY.sub("", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def checker_for(run: AnswerRun) -> SupportChecker:
+    """Return the support checker for this run's admitted evidence."""
+    assert run.evidence is not None
+    names = [name for study in run.library for name in (study.study_name, *study.aliases) if name]
+    known = names + list(Abbreviation.objects.values_list("term", flat=True))
+    return SupportChecker(run.evidence, threshold=run.settings.claim_support_threshold, known_names=known)
+
+
+def check_support(run: AnswerRun) -> TraceStep:
+    """Remove unsupported claims and unverified study names from the generated answer; record why."""
+    if run.generation is None or run.evidence is None:
+        return TraceStep("support", "Checked every statement against its source", "No answer was written.", {})
+    checker = run.checker or checker_for(run)
+    text, records, removals = checker.check(run.generation.text)
+    run.generation = replace(run.generation, text=text)
+    run.claims, run.claims_removed = records, removals
+    removed = sum(1 for r in removals if r["kind"] == "claim")
+    names_removed = [r["text"] for r in removals if r["kind"] == "study_name"]
+    kept = sum(1 for r in records if r.supported)
+    return TraceStep(
+        "support",
+        "Checked every statement against its source",
+        f"{plural(kept, 'statement', 'statements')} supported by the cited text; "
+        f"{plural(removed, 'statement', 'statements')} removed as unsupported"
+        + (f"; study names removed (no verified identifier): {', '.join(names_removed)}" if names_removed else "")
+        + (
+            f"; {sum(1 for r in records if r.repaired)} uncited statement(s) given the source that says them"
+            if any(r.repaired for r in records)
+            else ""
+        ),
+        {"claims": [r.to_dict() for r in records], "removed": removals},
+    )
