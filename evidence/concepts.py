@@ -67,6 +67,7 @@ _GENERIC_TEXT = """
     evidence study studies trial trials data effect effects factor factors related relation relationship
     increase increased decrease decreased reduce reduced lower higher high low rate rates use used using
     receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer
+    line better best worse prevent prevents preventing
 """
 GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)

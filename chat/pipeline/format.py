@@ -36,6 +36,7 @@ def answer_result(run: AnswerRun) -> AnswerResult:
         confidence_reasons=run.confidence_reasons,
         claims=claim_records(run, citations),
         claims_removed=run.claims_removed,
+        abstention=run.abstention,
         abstained=verified.abstained,
         trace=run.trace,
         settings_hash=run.settings.short_hash(),

@@ -163,7 +163,7 @@ def _judgement(
         or any(index.covers(c) for c in decisions)
         or bool(set(pico.decision_tags) & set(decision_tags))
     )
-    key = _key_concept(run.concepts)
+    key = key_concept(run.concepts)
     score = round(settings.judge_semantic_weight * semantic + (1 - settings.judge_semantic_weight) * share, 4)
     if not condition_ok:
         others = [c.label for c in conditions if c is not primary and index.covers(c)]
@@ -201,7 +201,7 @@ def _judgement(
     )
 
 
-def _key_concept(concepts: Sequence[Concept]) -> Concept | None:
+def key_concept(concepts: Sequence[Concept]) -> Concept | None:
     """Return the concept a source must mention: the decision, else the rarest topic word."""
     decisions = [c for c in concepts if c.role == DECISION_ROLE]
     if decisions:

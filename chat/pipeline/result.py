@@ -25,6 +25,7 @@ DOCUMENT_KEYS: dict[str, Any] = {
     "decision_aids": [],
     "claims": [],
     "claims_removed": [],
+    "abstention": {},
 }
 
 
@@ -67,6 +68,7 @@ class AnswerResult:
     confidence_reasons: list[str] = field(default_factory=list)
     claims: list[dict[str, Any]] = field(default_factory=list)
     claims_removed: list[dict[str, str]] = field(default_factory=list)
+    abstention: dict[str, str] = field(default_factory=dict)
 
     def ask_json(self) -> dict[str, Any]:
         """Return the `ask --json` / API answer document (DESIGN.md section 6), extended, never renamed."""

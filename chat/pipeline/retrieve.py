@@ -4,6 +4,7 @@ chunks from hybrid search, and - when the evidence does not suffice - a live Pub
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -14,10 +15,14 @@ from django.core.cache import cache
 
 from chat.pipeline.state import AnswerRun, TraceStep, names, plural
 from evidence import selectors as evidence_selectors
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept
 from evidence.models import Study
+from evidence.pico import GENERIC_DECISIONS
 from evidence.sources import EvidenceSource
 from evidence.text import stems
 from pubmed.models import AbstractChunk
+from pubmed.query import Concept as QueryConcept
+from pubmed.query import QueryError, build_query
 from pubmed.services.ingest import fetch_and_cache
 from pubmed.services.search import hybrid_search
 
@@ -28,6 +33,11 @@ logger = structlog.get_logger(__name__)
 LIBRARY_RELATIVE_SCORE = 0.5
 LIVE_SEARCH_DOWN_KEY = "medcite:pubmed-live-search-down"
 LIVE_SEARCH_BACKOFF_SECONDS = 300
+# Vocabulary synonyms searched per concept besides its label (the query stays readable).
+MAX_SYNONYMS = 3
+MAX_CONDITIONS = 2
+# Synonyms that are ways of asking ("how long", "which drug"), not wordings of the literature.
+_QUESTION_PHRASE = re.compile(r"^(?:how|which|what|when|why|whether|should|is|are|do|does)\b", re.IGNORECASE)
 
 
 def library_lookup(run: AnswerRun) -> TraceStep:
@@ -176,21 +186,66 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
 
 
 def live_search_query(run: AnswerRun) -> str:
-    """Return the PubMed query for the live search: the question's tags, MeSH-expanded, else its words."""
-    pico, vocabulary = run.require_pico(), run.vocabulary
-    assert vocabulary is not None
-    parts = []
-    for code in [pico.primary_disease_tag, *pico.secondary_disease_tags[:1]]:
-        if not code:
-            continue
-        label = f'"{vocabulary.label(code)}"[Title/Abstract]'
-        mesh = vocabulary.terms[code].mesh_terms[:1] if code in vocabulary.terms else ()
-        parts.append(f'({label} OR "{mesh[0]}"[MeSH Terms])' if mesh else label)
-    if pico.primary_decision_tag:
-        parts.append(f'"{vocabulary.label(pico.primary_decision_tag)}"[Title/Abstract]')
-    if not parts:
+    """Return the PubMed query for the live search: the condition AND the decision or intervention.
+
+    At most two conditions (the primary first; the question's rarest topic word when no condition
+    tag was recognised) and one decision or intervention, each searched by its clinical wordings
+    (vocabulary synonyms and MeSH, or what an abbreviation stands for); older age and the outcome
+    are optional. The condition is never dropped and no clause repeats (`pubmed.query.build_query`).
+    """
+    pico = run.require_pico()
+    # The rarest topic word first; on a tie an abbreviation, then the later word (English puts the head noun last).
+    ranked = _phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
+    topics = sorted(ranked, key=lambda c: (-c.weight, len(c.forms) == 1, -ranked.index(c)))
+    conditions = [c for c in run.concepts if c.role == CONDITION][:MAX_CONDITIONS]
+    decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
+    intervention = decisions[0] if decisions else next((c for c in topics if c not in conditions), None)
+    if not conditions:
+        conditions = [c for c in topics if c is not intervention][:1]
+    chosen = [*conditions, *([intervention] if intervention else [])]
+    concepts = [_query_concept(run, concept) for concept in chosen]
+    if any(c.role == POPULATION for c in run.concepts):
+        concepts.append(QueryConcept(synonyms=["aged", "elderly", "older adults"], mesh=["Aged"], optional=True))
+    outcomes = [part.strip() for part in pico.outcome.split(",") if part.strip()]
+    if outcomes:
+        concepts.append(QueryConcept(synonyms=outcomes[:2], optional=True))
+    try:
+        return build_query(concepts)
+    except QueryError:
         return " ".join(run.question.split()[:20])
-    return " AND ".join(parts)
+
+
+def _phrases(question: str, topics: list[Concept]) -> list[Concept]:
+    """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
+    lowered = question.lower()
+    placed = sorted((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered)
+    merged: list[tuple[int, Concept]] = []
+    for start, concept in placed:
+        if merged:
+            last_start, last = merged[-1]
+            gap = lowered[last_start + len(last.label) : start]
+            plain = len(last.forms) == 1 and len(concept.forms) == 1  # abbreviations stand on their own
+            if plain and gap.strip(" -") == "" and start > last_start:
+                label = question[last_start : start + len(concept.label)]
+                merged[-1] = (last_start, replace(last, label=label, weight=max(last.weight, concept.weight)))
+                continue
+        merged.append((start, concept))
+    return [concept for _, concept in merged]
+
+
+def _query_concept(run: AnswerRun, concept: Concept) -> QueryConcept:
+    """Return a question concept as a PubMed query concept: its wordings as the literature writes them."""
+    assert run.vocabulary is not None
+    term = run.vocabulary.terms.get(concept.code) if concept.code else None
+    if term is not None and not (concept.code in GENERIC_DECISIONS and concept.label != term.label):
+        phrases, mesh = [term.label, *term.synonyms], list(term.mesh_terms[:1])
+    else:
+        phrases, mesh = [concept.label, *run.lexicon.wording.get(concept.label.lower(), ())], []
+    phrases += run.lexicon.wording.get(concept.label, ())
+    searchable = [
+        p for p in dict.fromkeys(phrases) if (len(p.strip()) > 2 or p.isupper()) and not _QUESTION_PHRASE.match(p)
+    ]
+    return QueryConcept(synonyms=searchable[: MAX_SYNONYMS + 1] or [concept.label], mesh=mesh)
 
 
 def search_live(run: AnswerRun) -> TraceStep:

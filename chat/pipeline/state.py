@@ -16,7 +16,7 @@ from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, ProviderError
 from evidence.citations.verify import VerifiedAnswer
 from evidence.classification import Classification
-from evidence.concepts import Concept
+from evidence.concepts import Concept, Lexicon
 from evidence.decomposition import SubQuery
 from evidence.models import Study
 from evidence.pico import Pico
@@ -53,6 +53,7 @@ class AnswerRun:
     sub_queries: list[SubQuery] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
     concepts: list[Concept] = field(default_factory=list)
+    lexicon: Lexicon = field(default_factory=Lexicon)
     search_text: str = ""
     weights: dict[str, float] = field(default_factory=dict)
     context: str | None = None
@@ -90,6 +91,7 @@ class AnswerRun:
     # verify
     verified: VerifiedAnswer | None = None
     confidence: str = ""
+    abstention: dict[str, str] = field(default_factory=dict)
     confidence_reasons: list[str] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)

@@ -174,8 +174,8 @@ def checker_for(run: AnswerRun) -> SupportChecker:
 
 def check_support(run: AnswerRun) -> TraceStep:
     """Remove unsupported claims and unverified study names from the generated answer; record why."""
-    if run.generation is None or run.evidence is None:
-        return TraceStep("support", "Checked every statement against its source", "No answer was written.", {})
+    if run.generation is None or run.evidence is None or run.generation.details.get("abstained"):
+        return TraceStep("support", "Checked every statement against its source", "No statement to check.", {})
     checker = run.checker or checker_for(run)
     text, records, removals = checker.check(run.generation.text)
     run.generation = replace(run.generation, text=text)

@@ -45,7 +45,7 @@ def understand(run: AnswerRun) -> TraceStep:
     run.named = named_studies(run.question, run.library)
     run.terms = content_terms(run.question)
     run.weights = term_weights(run.question, vocabulary=vocabulary, tags=pico.disease_tags)
-    lexicon = Lexicon.load()
+    run.lexicon = lexicon = Lexicon.load()
     run.concepts = question_concepts(
         run.question, vocabulary=vocabulary, pico=pico, lexicon=lexicon, rarity=word_rarity
     )

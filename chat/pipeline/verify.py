@@ -3,11 +3,15 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
+from chat.pipeline.judge import key_concept
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import ASK_WORDS, asked_for, states
+from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, asked_for, states
 from evidence.confidence import RED, SourceVerdict, rate_confidence
+
+# Below this similarity to anything stored, a question without a clinical term is not clinical.
+NOT_CLINICAL_SIMILARITY = 0.3
 
 
 def verify(run: AnswerRun) -> TraceStep:
@@ -42,6 +46,9 @@ def verify(run: AnswerRun) -> TraceStep:
             abstention=ABSTENTION_NO_EVIDENCE,
         )
     verified = run.verified
+    if verified.abstained and run.generation is not None:
+        run.abstention = abstention(run)
+        verified.text = run.abstention["message"]
     return TraceStep(
         "verify",
         "Verified every citation",
@@ -102,3 +109,47 @@ def confidence(run: AnswerRun) -> TraceStep:
             "cited_sentences": verified.cited_sentences,
         },
     )
+
+
+def abstention(run: AnswerRun) -> dict[str, str]:
+    """Return why the answer abstains - in words, as a code, and the PubMed query to try - for an abstained run."""
+    query = run.live.get("query", "") if run.live else ""
+    query = query or run.question
+    concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
+    key = key_concept(run.concepts)
+    named = list(dict.fromkeys([*([key.label] if key else []), *concepts]))
+    topic = " with ".join(named[:3]) or "this question"
+    best = max((j.semantic for j in run.judgements.values()), default=0.0)
+    live = run.live or {}
+    if run.claims_removed and not any(record.supported for record in run.claims):
+        code = "claims_unsupported"
+        message = (
+            "The answer that was written could not be shown: none of its statements is supported by the "
+            "sources it cites, so every one was removed. Nothing here is guesswork; try asking again or "
+            "search PubMed directly."
+        )
+    elif live.get("error") or live.get("errors") or (live and not live.get("ran")):
+        code = "live_search_failed"
+        message = (
+            f"Nothing stored here addresses {topic}, and the live PubMed search could not run "
+            f"({'PubMed could not be reached' if live.get('ran') else live.get('reason', 'it was unavailable')}), "
+            "so only the curated library and the stored abstracts were checked. Try again in a few minutes, "
+            "or search PubMed in Tablizer."
+        )
+    elif not concepts and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
+        code = "not_clinical"
+        message = (
+            "This does not look like a clinical question, so there is no evidence to cite. Ask about a "
+            "condition, a test or a treatment - for example which drug, what dose or how long."
+        )
+    else:
+        code = "nothing_stored"
+        closest = [f"{j.title} ({j.reason})" for j in run.judgements.values() if not j.addresses][:2]
+        message = (
+            f"Neither the curated library nor the stored PubMed abstracts address {topic} closely enough to cite"
+            + (f"; the closest were {'; '.join(closest)}" if closest else "")
+            + (". A live PubMed search found nothing new to add" if live.get("ran") and not live.get("new") else "")
+            + ". Search PubMed in Tablizer to look further, or rephrase with the condition, the treatment and the "
+            "outcome you care about."
+        )
+    return {"reason": code, "message": message, "tablizer_query": query}

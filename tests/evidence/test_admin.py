@@ -31,9 +31,16 @@ def test_curator_can_open_add_and_change_forms(client, curator):
     response = client.post(
         reverse("admin:evidence_study_change", args=[study.pk]),
         {
-            "study_name": study.study_name, "kind": "trial", "evidence_strength": "3", "result_context": "both",
-            "pmid": study.pmid, "title": "New title", "key_finding": "Reworded finding.", "disease_tags": "af,ckd",
-            "identifier_checks-TOTAL_FORMS": "0", "identifier_checks-INITIAL_FORMS": "0",
+            "study_name": study.study_name,
+            "kind": "trial",
+            "evidence_strength": "3",
+            "result_context": "both",
+            "pmid": study.pmid,
+            "title": "New title",
+            "key_finding": "Reworded finding.",
+            "disease_tags": "af,ckd",
+            "identifier_checks-TOTAL_FORMS": "0",
+            "identifier_checks-INITIAL_FORMS": "0",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -72,9 +79,17 @@ def test_admin_form_shows_identifier_errors_inline(client, curator):
     response = client.post(
         reverse("admin:evidence_study_add"),
         {
-            "study_name": "Bad", "kind": "trial", "evidence_strength": "2", "result_context": "both",
-            "pmid": "12a45", "doi": "doi-less", "nct_number": "NCT123", "title": "t", "key_finding": "k",
-            "identifier_checks-TOTAL_FORMS": "0", "identifier_checks-INITIAL_FORMS": "0",
+            "study_name": "Bad",
+            "kind": "trial",
+            "evidence_strength": "2",
+            "result_context": "both",
+            "pmid": "12a45",
+            "doi": "doi-less",
+            "nct_number": "NCT123",
+            "title": "t",
+            "key_finding": "k",
+            "identifier_checks-TOTAL_FORMS": "0",
+            "identifier_checks-INITIAL_FORMS": "0",
         },
     )
     body = response.content.decode()
@@ -136,7 +151,10 @@ def test_import_of_a_valid_file_creates_and_updates(client, curator):
     assert confirm.status_code == 302
     new = Study.objects.get(study_name="NEW")
     assert (new.doi, new.nct_number, new.disease_tags, new.evidence_strength) == (
-        "10.1056/NEJMoa2200075", "NCT03057951", ["af", "ckd"], 3,
+        "10.1056/NEJMoa2200075",
+        "NCT03057951",
+        ["af", "ckd"],
+        3,
     )
     assert Study.objects.get(study_name="EXISTING").title == "Updated"
 
@@ -146,10 +164,15 @@ def test_export_json_round_trips_identifiers_and_strength_names(client, viewer):
     client.force_login(viewer)
     response = client.post(
         reverse("admin:evidence_study_export"),
-        {"format": "2", "resource": "0", "export_items": [], **{f"studyresource_{f}": "on" for f in (
-            "study_name", "pmid", "evidence_strength", "disease_tags")}},
+        {
+            "format": "2",
+            "resource": "0",
+            "export_items": [],
+            **{f"studyresource_{f}": "on" for f in ("study_name", "pmid", "evidence_strength", "disease_tags")},
+        },
     )
     assert response.status_code == 200, response.content[:500]
     rows = json.loads(response.content)
-    assert rows == [{"study_name": "DYNAMIC", "pmid": "35657320", "evidence_strength": "high",
-                     "disease_tags": "colon|ctdna"}]
+    assert rows == [
+        {"study_name": "DYNAMIC", "pmid": "35657320", "evidence_strength": "high", "disease_tags": "colon|ctdna"}
+    ]

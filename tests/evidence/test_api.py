@@ -64,10 +64,21 @@ def test_anonymous_list_is_paginated_and_ordered_by_strength(api, django_assert_
     ],
 )
 def test_list_filters(api, query, expected):
-    StudyFactory(study_name="af-ckd", disease_tags=["af", "ckd"], evidence_strength=3, kind="guideline",
-                 publication_year=2024, title="Apixaban dosing in kidney disease")
-    StudyFactory(study_name="colon-negative", disease_tags=["colon"], result_context="negative",
-                 evidence_strength=2, publication_year=2019)
+    StudyFactory(
+        study_name="af-ckd",
+        disease_tags=["af", "ckd"],
+        evidence_strength=3,
+        kind="guideline",
+        publication_year=2024,
+        title="Apixaban dosing in kidney disease",
+    )
+    StudyFactory(
+        study_name="colon-negative",
+        disease_tags=["colon"],
+        result_context="negative",
+        evidence_strength=2,
+        publication_year=2019,
+    )
     response = api.get(f"{URL}?{query}")
     assert response.status_code == 200
     assert [row["study_name"] for row in response.json()["results"]] == expected

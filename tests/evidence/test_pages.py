@@ -40,7 +40,10 @@ def test_library_explains_a_bad_filter_instead_of_failing(client):
 def test_study_detail_shows_finding_links_and_guidance(client):
     guidance = GuidanceItemFactory(title="ctDNA-guided de-escalation", statement="Consider omitting chemotherapy.")
     study = StudyFactory(
-        study_name="DYNAMIC", pmid="35657320", pmcid="PMC9701133", key_finding="Chemo use fell.",
+        study_name="DYNAMIC",
+        pmid="35657320",
+        pmcid="PMC9701133",
+        key_finding="Chemo use fell.",
         guidance_item=guidance,
     )
     StudyFactory(study_name="DYNAMIC 5-year", guidance_item=guidance)

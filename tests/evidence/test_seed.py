@@ -19,12 +19,27 @@ SEED = json.loads(SEED_PATH.read_text(encoding="utf-8"))
 # PMIDs our early planning notes gave for CIRCULATE-Japan, DYNAMIC, TRACERx and c-TRAK TN: all wrong.
 WRONG_PLANNING_PMIDS = ("36623937", "36757538", "37059876", "36088592")
 ANCHOR_SCENARIOS = {
-    "af_ckd_anticoagulation", "cap_sepsis_antibiotics", "dapt_hbr", "hfpef_ckd", "ahre_anticoagulation",
+    "af_ckd_anticoagulation",
+    "cap_sepsis_antibiotics",
+    "dapt_hbr",
+    "hfpef_ckd",
+    "ahre_anticoagulation",
     "gi_bleed_anticoagulation_restart",
 }
 DECISION_TAGS = {
-    "anticoagulation", "antiplatelet", "drug_choice", "duration", "de-escalation", "monitoring", "dose",
-    "therapy", "adjuvant", "surveillance", "restart", "risk_stratification", "diagnosis",
+    "anticoagulation",
+    "antiplatelet",
+    "drug_choice",
+    "duration",
+    "de-escalation",
+    "monitoring",
+    "dose",
+    "therapy",
+    "adjuvant",
+    "surveillance",
+    "restart",
+    "risk_stratification",
+    "diagnosis",
 }
 HISTORY_MODELS = (Study.history.model, GuidanceItem.history.model)
 
@@ -134,8 +149,22 @@ def test_tags_are_normalised_and_anchor_scenarios_are_canonical():
 
     assert [tag for tag in tags if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", tag)] == []
     assert {
-        "af", "ckd", "heart_failure", "hfpef", "hfmref", "acs", "pci", "dapt", "high_bleeding_risk", "cap",
-        "pneumonia", "sepsis", "gi_bleed", "ahre", "ctdna", "mrd",
+        "af",
+        "ckd",
+        "heart_failure",
+        "hfpef",
+        "hfmref",
+        "acs",
+        "pci",
+        "dapt",
+        "high_bleeding_risk",
+        "cap",
+        "pneumonia",
+        "sepsis",
+        "gi_bleed",
+        "ahre",
+        "ctdna",
+        "mrd",
     } <= tags
     assert {tag for study in studies for tag in study.decision_tags} <= DECISION_TAGS
     assert {scenario for study in studies for scenario in study.anchor_scenarios} == ANCHOR_SCENARIOS
@@ -148,10 +177,8 @@ def test_tags_are_normalised_and_anchor_scenarios_are_canonical():
     [
         ("IMvigor011", EvidenceStrength.HIGH, "positive", ["Signatera"]),
         ("DYNAMIC", EvidenceStrength.MODERATE, "negative", ["Safe-SeqS"]),
-        ("COSMOS (Guardant Reveal tissue-free MRD)", EvidenceStrength.MODERATE, "monitoring",
-         ["Guardant Reveal"]),
-        ("CIRCULATE-Japan platform protocol (GALAXY, VEGA, ALTAIR)", EvidenceStrength.LOW, "both",
-         ["Signatera"]),
+        ("COSMOS (Guardant Reveal tissue-free MRD)", EvidenceStrength.MODERATE, "monitoring", ["Guardant Reveal"]),
+        ("CIRCULATE-Japan platform protocol (GALAXY, VEGA, ALTAIR)", EvidenceStrength.LOW, "both", ["Signatera"]),
         ("2024 ESC/EACTS Atrial Fibrillation Guidelines", EvidenceStrength.HIGH, "both", []),
     ],
 )
@@ -287,8 +314,7 @@ def test_command_prints_counts():
         (
             '{"guidance_items": [], "studies": [{"study_name": "X", "title": "T", "key_finding": "K", '
             '"aliases": "A", "pmid": 35657320}]}',
-            "studies row 1 ('X'): aliases must be a list of strings, not 'A'; "
-            "pmid must be a string, not 35657320.",
+            "studies row 1 ('X'): aliases must be a list of strings, not 'A'; pmid must be a string, not 35657320.",
         ),
         (
             '{"guidance_items": [], "studies": [{"study_name": "X", "title": "T", "key_finding": "K", '

@@ -1,0 +1,67 @@
+"""Question concepts read clinical shorthand: abbreviations, lay words and British spellings count."""
+
+import pytest
+
+from evidence.concepts import Lexicon, TextIndex, coverage, fold, question_concepts
+from evidence.pico import extract_pico
+from evidence.vocabulary import load_vocabulary
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded(db):
+    from evidence.services.vocabulary_seed import vocabulary_seed
+
+    vocabulary_seed()
+    return load_vocabulary(), Lexicon.load()
+
+
+def concepts_of(question, seeded):
+    vocabulary, lexicon = seeded
+    return question_concepts(
+        question, vocabulary=vocabulary, pico=extract_pico(question, vocabulary=vocabulary), lexicon=lexicon
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "covered"),
+    [
+        ("Does NAC prevent contrast nephropathy?", "N-acetylcysteine did not prevent contrast-induced nephropathy.", 1),
+        ("LTOT in COPD: does it improve survival?", "Long-term oxygen therapy prolonged survival in COPD.", 1.0),
+        ("Surgery outcomes in the elderly?", "Morbidity after surgery in geriatric patients was higher.", 1.0),
+        ("Is anaesthesia safe in paediatric patients?", "Anesthesia complications in pediatric surgery.", 1.0),
+        (
+            "Does a heart attack raise the risk of AF?",
+            "Myocardial infarction raised the risk of atrial fibrillation.",
+            1.0,
+        ),
+        ("Is metformin safe in eGFR 35?", "KDIGO guidance on evaluating chronic kidney disease.", 0.5),
+        ("Do statins help pts with T2DM?", "Statin therapy in type 2 diabetes mellitus lowered events.", 1.0),
+        (
+            "Remodelling of the left ventricle after MI?",
+            "Remodeling of the left ventricle after myocardial infarction.",
+            1,
+        ),
+    ],
+)
+def test_shorthand_in_the_question_is_found_in_the_source_wording(seeded, question, source, covered):
+    share, missing = coverage(concepts_of(question, seeded), TextIndex(source))
+    assert share >= covered if covered == 1 else share == pytest.approx(covered, abs=0.01), missing
+
+
+def test_a_drug_the_source_never_names_is_what_is_missing(seeded):
+    _share, missing = coverage(concepts_of("Is metformin safe in eGFR 35?", seeded), TextIndex("KDIGO CKD guideline"))
+    assert [concept.label for concept in missing] == ["metformin"]
+
+
+def test_older_age_in_any_wording_is_one_population_concept(seeded):
+    for question in ("Statins over age 75?", "Statins in a 78-year-old?", "Statins in the elderly?"):
+        roles = [concept.role for concept in concepts_of(question, seeded)]
+        assert roles.count("population") == 1, question
+
+
+def test_british_spellings_fold_to_american():
+    assert fold("Haemorrhage, oedema and tumour behaviour in paediatric anaesthesia") == (
+        "hemorrhage, edema and tumor behavior in pediatric anesthesia"
+    )
