@@ -22,8 +22,15 @@ def reference_anchor(message_id: int | str, number: int) -> str:
     return f"ref-{message_id}-{number}"
 
 
-def render_answer_html(text: str, *, message_id: int | str, reference_count: int) -> SafeString:
-    """Return the answer as safe HTML; `[n]` markers become links to reference n of this message."""
+def render_answer_html(
+    text: str, *, message_id: int | str, reference_count: int, quotes: dict[int, str] | None = None
+) -> SafeString:
+    """Return the answer as safe HTML; `[n]` markers become links to reference n of this message.
+
+    `quotes` (reference number → the source sentence that supports the statement) become the
+    marker's hover text, so the reader sees what the source says without leaving the answer.
+    """
+    quotes = quotes or {}
     html = markdown.markdown(text or "", extensions=["sane_lists", "tables"], output_format="html")
     # Page headings are h1/h2: demote the answer's own top-level headings below them.
     html = _HEADING_LEVEL.sub(lambda m: f"<{m.group(1)}h3>", html)
@@ -34,10 +41,12 @@ def render_answer_html(text: str, *, message_id: int | str, reference_count: int
         if not 1 <= number <= reference_count:
             return escape(match.group(0))
         anchor = reference_anchor(message_id, number)
+        quote = quotes.get(number, "")
+        title = f' title="Source says: {escape(quote)}"' if quote else ""
         return (
-            f'<sup class="cite"><a href="#{anchor}" data-ref="{anchor}" '
+            f'<sup class="cite"><a href="#{anchor}" data-ref="{anchor}"{title} '
             f'aria-label="Reference {number}">[{number}]</a></sup>'
         )
 
-    # Safe: nh3 sanitised the HTML above and the inserted links carry only digits.
+    # Safe: nh3 sanitised the HTML above; the inserted links carry digits and an escaped quote.
     return mark_safe(_MARKER.sub(link, clean))

@@ -12,7 +12,14 @@ register = template.Library()
 @register.simple_tag
 def answer_html(message: Message) -> SafeString:
     """Render an assistant message's Markdown as sanitised HTML with linked citation markers."""
-    return render_answer_html(message.content, message_id=message.pk, reference_count=len(message.references))
+    quotes: dict[int, str] = {}
+    for citation in message.extras.get("citations", []):
+        support = citation.get("support") or []
+        if support and isinstance(citation.get("n"), int):
+            quotes.setdefault(citation["n"], " … ".join(quote["quote"] for quote in support[:2]))
+    return render_answer_html(
+        message.content, message_id=message.pk, reference_count=len(message.references), quotes=quotes
+    )
 
 
 @register.simple_tag
@@ -29,9 +36,9 @@ def confidence_class(value: str) -> str:
 def confidence_text(value: str) -> str:
     """Say what a confidence level means, for the badge's accessible description."""
     return {
-        "GREEN": "at least two verified sources and most claims cited",
-        "YELLOW": "only one verified source, or few claims cited",
-        "RED": "no verified source",
+        "GREEN": "at least two sources, or a guideline or review, directly address the question and support the answer",
+        "YELLOW": "one primary study, or evidence that addresses the question only in part",
+        "RED": "no admitted evidence addresses the question",
     }.get(str(value), "")
 
 

@@ -1,6 +1,7 @@
 """Chat pages: login, ownership, asking without JavaScript, streaming (WSGI and ASGI), rendering."""
 
 import json
+import re
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -68,10 +69,12 @@ def test_asking_without_javascript_posts_and_redirects_to_the_answer(client, use
     page = client.get(f"/chat/{conversation.pk}/").content.decode()
     assert f'id="message-{answer.pk}"' in page
     assert "Confidence: GREEN" in page
-    assert (
-        f'<sup class="cite"><a href="#ref-{answer.pk}-1" data-ref="ref-{answer.pk}-1" '
-        'aria-label="Reference 1">[1]</a></sup>' in page
+    # The marker links to its reference and shows, on hover, the source sentence that supports it.
+    marker = re.search(
+        rf'<sup class="cite"><a href="#ref-{answer.pk}-1" data-ref="ref-{answer.pk}-1" title="([^"]+)" ', page
     )
+    assert marker and marker.group(1).startswith("Source says: ")
+    assert "Why GREEN: " in page
     assert f'<li id="ref-{answer.pk}-1" value="1" tabindex="-1">' in page
     assert (
         'href="https://pubmed.ncbi.nlm.nih.gov/34449189/" target="_blank" rel="noopener noreferrer">'
@@ -183,7 +186,8 @@ def test_log_events_of_a_streamed_answer_carry_the_request_id(client, user, libr
     )
     b"".join(response.streaming_content)
     complete = [
-        record.msg for record in caplog.records
+        record.msg
+        for record in caplog.records
         if isinstance(record.msg, dict) and record.msg.get("event") == "answer_complete"
     ]
     assert complete[0]["request_id"] == "req-stream-42"
