@@ -47,7 +47,7 @@ def answer_result(run: AnswerRun) -> AnswerResult:
         was_repaired=verified.was_repaired,
         tool_calls=run.generation.tool_calls if run.generation else [],
         flags=verified.flags,
-        removed=verified.removed,
+        removed=[*run.identifiers_removed, *verified.removed],
         error=error,
         context={"tags": run.tags, "context": run.context, "intent": run.intent, "pico": pico.to_dict()},
         decision_aids=[decision_aid_payload(aid) for aid in decision_aids_for(pico)],

@@ -133,6 +133,27 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     return found
 
 
+def judge_tool_sources(run: AnswerRun, doc_ids: Sequence[str]) -> None:
+    """Judge, by the same rules, the documents the model found with its tools and cited (added to `run.judgements`)."""
+    assert run.evidence is not None
+    pending = [doc_id for doc_id in dict.fromkeys(doc_ids) if doc_id not in run.judgements]
+    sources = [chunks[0] for doc_id in pending if (chunks := run.evidence.chunks(doc_id))]
+    if not sources:
+        return
+    texts = [" ".join([source.title, *(c.text for c in run.evidence.chunks(source.doc_id))]) for source in sources]
+    question_vector = embed_cached([run.search_text or run.question])[0]
+    for source, text, vector in zip(sources, texts, embed_cached(texts), strict=True):
+        run.judgements[source.doc_id] = _judgement(
+            run,
+            source=source,
+            text=text,
+            semantic=float(np.dot(question_vector, vector)),
+            tags=[],
+            synthesis=bool({t.lower() for t in source.publication_types} & SYNTHESIS_TYPES),
+            anchor=False,
+        )
+
+
 def _judgement(
     run: AnswerRun,
     *,

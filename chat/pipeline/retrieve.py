@@ -194,19 +194,24 @@ def live_search_query(run: AnswerRun) -> str:
     are optional. The condition is never dropped and no clause repeats (`pubmed.query.build_query`).
     """
     pico = run.require_pico()
-    # The rarest topic word first; on a tie an abbreviation, then the later word (English puts the head noun last).
-    ranked = _phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
-    topics = sorted(ranked, key=lambda c: (-c.weight, len(c.forms) == 1, -ranked.index(c)))
+    outcomes = [part.strip() for part in pico.outcome.split(",") if part.strip()]
+    # Topic phrases in question order; "Does X improve Y in Z?" names the intervention first and the
+    # condition last. Outcome words join as an optional concept.
+    topics = [
+        c
+        for c in _phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
+        if c.label.lower() not in outcomes
+    ]
     conditions = [c for c in run.concepts if c.role == CONDITION][:MAX_CONDITIONS]
     decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
-    intervention = decisions[0] if decisions else next((c for c in topics if c not in conditions), None)
-    if not conditions:
-        conditions = [c for c in topics if c is not intervention][:1]
+    if not conditions and topics:
+        conditions = [topics[-1]]
+    rest = [c for c in topics if c not in conditions]
+    intervention = decisions[0] if decisions else (rest[0] if rest else None)
     chosen = [*conditions, *([intervention] if intervention else [])]
     concepts = [_query_concept(run, concept) for concept in chosen]
     if any(c.role == POPULATION for c in run.concepts):
         concepts.append(QueryConcept(synonyms=["aged", "elderly", "older adults"], mesh=["Aged"], optional=True))
-    outcomes = [part.strip() for part in pico.outcome.split(",") if part.strip()]
     if outcomes:
         concepts.append(QueryConcept(synonyms=outcomes[:2], optional=True))
     try:

@@ -88,6 +88,7 @@ class AnswerRun:
     checker: SupportChecker | None = None
     claims: list[ClaimRecord] = field(default_factory=list)
     claims_removed: list[dict[str, str]] = field(default_factory=list)
+    identifiers_removed: list[dict[str, str]] = field(default_factory=list)
     # verify
     verified: VerifiedAnswer | None = None
     confidence: str = ""

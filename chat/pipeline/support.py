@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
+import structlog
+
 from chat.pipeline.state import AnswerRun, TraceStep, plural
 from evidence.citations.parse import extract_mentions
 from evidence.claims import Claim, PassageCache, Quote, judge_claim, remove_dangling, split_claims, study_names
@@ -21,12 +23,17 @@ from evidence.models import Abbreviation
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from pubmed.embeddings import embed_cached
 
+logger = structlog.get_logger("medcite.citations")
+
 # Statements about the evidence itself, written by the composer: not claims about patients.
 META = re.compile(
     r"^\W*(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
     r"i could not find|neither the curated|what the evidence does not cover)",
     re.IGNORECASE,
 )
+NAME_REMOVED = "named study without a verified identifier"
+UNVERIFIED = "identifier not in this turn's evidence or the library"
+_EMPTY_BRACKETS = re.compile(r"\s*[\(\[]\s*[,;:.]*\s*[\)\]]")
 _BOTTOM_LINE = re.compile(r"^\W*bottom line\W*", re.IGNORECASE)
 _HEADING_ONLY = re.compile(r"^(#{1,6} [^\n]*)\n+(?=#{1,6} |\Z)", re.MULTILINE)
 _EMPTY_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s*$\n?", re.MULTILINE)
@@ -55,7 +62,6 @@ class SupportChecker:
         self.threshold = threshold
         self.known_names = list(known_names)
         self.cache = PassageCache()
-        self.corpus = " ".join(f"{s.study_name} {' '.join(s.names)} {s.title} {s.text}" for s in evidence.sources)
 
     def passages(self, doc_ids: Sequence[str]) -> list[EvidenceSource]:
         """Return the citable text of each document: every chunk, a library study with its name and title."""
@@ -72,13 +78,26 @@ class SupportChecker:
 
     def judge(self, claim: Claim) -> ClaimRecord:
         """Return the verdict on one claim: supported by what it cites, repaired, or not supported."""
-        cited = [m.source.doc_id for m in extract_mentions(claim.text, self.evidence) if m.source is not None]
-        plain = _BOTTOM_LINE.sub("", claim.plain)
+        mentions = extract_mentions(claim.text, self.evidence)
+        cited = [m.source.doc_id for m in mentions if m.source is not None]
+        # Identifiers are checked by citation verification (their digits are not the claim's numbers);
+        # a study name nobody can verify is dropped, so the claim has to stand on its citation.
+        spans = [(m.start, m.end) for m in mentions] + [(a, b) for a, b, _ in self.unverified_names(claim.text)]
+        bare = claim.text
+        for start, end in sorted(set(spans), reverse=True):
+            bare = bare[:start] + bare[end:]
+        plain = _EMPTY_BRACKETS.sub("", _BOTTOM_LINE.sub("", replace(claim, text=bare).plain))
+        plain = re.sub(r"\s+([.,;:!?])", r"\1", plain).strip()
         if cited:
             verdict = self._verdict(plain, self.passages(cited))
             if verdict[0]:
                 return ClaimRecord(plain, list(dict.fromkeys(cited)), True, verdict[1])
             return ClaimRecord(plain, list(dict.fromkeys(cited)), False, reason=verdict[2])
+        named = [doc_id for pattern, doc_id in self.evidence.name_patterns() if pattern.search(claim.text)]
+        if named:  # citation verification gives a named library study its identifier
+            supported, quotes, reason = self._verdict(plain, self.passages(named))
+            if supported:
+                return ClaimRecord(plain, list(dict.fromkeys(named)), True, quotes)
         admitted = [source.doc_id for source in self.evidence.approved()]
         supported, quotes, reason = self._verdict(plain, self.passages(admitted)) if admitted else (False, [], "")
         if supported:
@@ -101,9 +120,11 @@ class SupportChecker:
 
     def unverified_names(self, text: str) -> list[tuple[int, int, str]]:
         """Return (start, end, name) of study names no library entry or source of this turn carries."""
+        # Read now, not at construction: the model's tool calls add sources while it writes.
+        corpus = " ".join(f"{s.study_name} {' '.join(s.names)} {s.title} {s.text}" for s in self.evidence.sources)
         found = []
         for mention in study_names(text, self.known_names):
-            if mention.kind == "known" or mention.name.split()[0] in self.corpus:
+            if mention.kind == "known" or mention.name.split()[0] in corpus:
                 continue
             found.append((mention.start, mention.end, mention.name))
         return found
@@ -111,9 +132,6 @@ class SupportChecker:
     def check(self, text: str) -> tuple[str, list[ClaimRecord], list[dict[str, str]]]:
         """Return `text` with unsupported claims and unverified study names removed, the records, and removals."""
         removals: list[dict[str, str]] = []
-        for start, end, name in reversed(self.unverified_names(text)):
-            text = text[:start] + text[end:]
-            removals.append({"kind": "study_name", "text": name, "reason": "named study without a verified identifier"})
         records: list[ClaimRecord] = []
         for claim in reversed(split_claims(text)):
             if META.match(claim.plain) or claim.dangling:
@@ -123,14 +141,24 @@ class SupportChecker:
             if not record.supported:
                 text = text[: claim.start] + text[claim.end :]
                 removals.append({"kind": "claim", "text": record.text, "reason": record.reason})
-            elif record.repaired:
+                removals.extend(
+                    {"kind": "identifier", "form": m.form, "value": m.value, "text": m.value, "reason": UNVERIFIED}
+                    for m in reversed(extract_mentions(claim.text, self.evidence))
+                    if m.source is None
+                )
+                continue
+            body = claim.text
+            if record.repaired:
                 marker = f" [citation:{record.support[0]['doc_id']}:{record.support[0]['chunk_id']}]"
-                body = text[claim.start : claim.end]
                 stop = re.search(r"[.!?]+\s*$", body)
-                cut = claim.start + (stop.start() if stop else len(body))
-                text = text[:cut] + marker + text[cut:]
+                cut = stop.start() if stop else len(body)
+                body = body[:cut] + marker + body[cut:]
+            for start, end, name in reversed(self.unverified_names(body)):
+                body = body[:start] + body[end:]
+                removals.append({"kind": "study_name", "text": name, "reason": NAME_REMOVED})
+            text = text[: claim.start] + body + text[claim.end :]
         records.reverse()
-        return tidy(text), records, removals
+        return tidy(text), records, removals[::-1]
 
     def screen(self, segment: str) -> str:
         """Return a streamed segment without the claims its own citations do not support (for the preview).
@@ -179,7 +207,11 @@ def check_support(run: AnswerRun) -> TraceStep:
     checker = run.checker or checker_for(run)
     text, records, removals = checker.check(run.generation.text)
     run.generation = replace(run.generation, text=text)
-    run.claims, run.claims_removed = records, removals
+    run.claims = records
+    run.claims_removed = [r for r in removals if r["kind"] != "identifier"]
+    run.identifiers_removed = [{"form": r["form"], "value": r["value"]} for r in removals if r["kind"] == "identifier"]
+    for item in run.identifiers_removed:
+        logger.warning("citation_hallucinated", intent=run.intent, form=item["form"], identifier=item["value"])
     removed = sum(1 for r in removals if r["kind"] == "claim")
     names_removed = [r["text"] for r in removals if r["kind"] == "study_name"]
     kept = sum(1 for r in records if r.supported)

@@ -60,7 +60,9 @@ def test_af_ckd_question_is_answered_from_the_anchor_pack_without_any_external_r
         assert not re.search(r"google\.|bing\.|duckduckgo\.|[?&](q|term)=", reference["url"])
         assert reference["title"] and reference["source_badge"] and "quality_badges" in reference
     assert result.decision_aids == []  # no curated aid matches, and no stock image is ever added
-    assert result.confidence == "GREEN"
+    # On-topic guidelines, but none states a dose: the badge says so instead of promising an answer.
+    assert result.confidence == "YELLOW"
+    assert "the question asks for a dose, which the cited evidence does not state" in result.confidence_reasons
 
 
 def test_a_matching_decision_aid_is_shown_and_a_non_matching_one_is_not(library, eutils, settings, tmp_path):

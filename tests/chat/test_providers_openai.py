@@ -34,10 +34,23 @@ def test_request_is_a_streamed_chat_completion_with_function_tools(library, fake
 
 def test_cited_answer_streams_through_verification(library, fake_openai, llm_settings):
     fake_openai.script(
-        Reply([Text(f"EMPEROR-Preserved lowered HF events (PMID: {EMPEROR}). DELIVER agreed (NCT03619213).")])
+        Reply(
+            [
+                Text(
+                    "In EMPEROR-Preserved, empagliflozin lowered the risk of cardiovascular death or hospitalisation "
+                    f"for heart failure (PMID: {EMPEROR}). In DELIVER, dapagliflozin reduced worsening heart failure "
+                    "events or cardiovascular death (NCT03619213)."
+                )
+            ]
+        )
     )
     result = answer_question(question=QUESTION, settings=llm_settings("openai"))
-    assert result.answer == "EMPEROR-Preserved lowered HF events [1]. DELIVER agreed [2]."
+    assert result.answer == (
+        "In EMPEROR-Preserved, empagliflozin lowered the risk of cardiovascular death or hospitalisation for heart "
+        "failure [1]. In DELIVER, dapagliflozin reduced worsening heart failure events or cardiovascular death [2]."
+    )
+    assert [claim["citations"] for claim in result.claims] == [[1], [2]]
+    assert all(citation["support"] for citation in result.citations)
     assert (pmids(result), result.confidence, result.provider) == ([EMPEROR, DELIVER], "GREEN", "openai")
 
 
@@ -46,7 +59,11 @@ def test_fabricated_identifiers_are_removed(library, fake_openai, llm_settings):
     result = answer_question(question=QUESTION, settings=llm_settings("openai"))
     assert "11111111" not in result.answer and "10.5555" not in result.answer
     assert [item["value"] for item in result.removed] == ["11111111", "10.5555/invented.1"]
-    assert result.was_repaired is True
+    # "Dapagliflozin works" stands on the admitted DELIVER finding once its fabricated identifiers are
+    # gone; "It is safe" is said by no source and is removed.
+    assert result.answer == "Dapagliflozin works [1]."
+    assert pmids(result) == [DELIVER]
+    assert [item["text"] for item in result.claims_removed] == ["It is safe."]
 
 
 def test_tool_call_round_trip_answers_with_matching_tool_call_ids(
@@ -75,7 +92,9 @@ def test_tool_call_round_trip_answers_with_matching_tool_call_ids(
 def test_malformed_tool_arguments_are_answered_with_an_error_result(library, fake_openai, llm_settings):
     fake_openai.script(
         Reply([ToolUse(id="call_1", name="search_pubmed", raw_json="{'query': apixaban}")], stop_reason="tool_use"),
-        Reply([Text(f"DELIVER showed benefit (PMID {DELIVER}).")]),
+        Reply(
+            [Text(f"Dapagliflozin reduced worsening heart failure events or cardiovascular death (PMID {DELIVER}).")]
+        ),
     )
     result = answer_question(question=QUESTION, settings=llm_settings("openai"))
     tool_message = fake_openai.requests[1]["messages"][-1]

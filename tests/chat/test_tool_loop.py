@@ -44,30 +44,56 @@ class EchoToolbox:
         return [{"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]
 
     def run(self, *, call_id: str, name: str, arguments: Any, max_results: int) -> ToolResult:
-        source = EvidenceSource(doc_id=f"pmid:{call_id[-1]}", chunk_id="summary", origin=ORIGIN_TOOL, text="t",
-                                pmid=call_id[-1])
-        return ToolResult(call_id=call_id, name=name, arguments=arguments, content=f"echo {arguments}",
-                          sources=[source], is_error=False, duration_ms=0)
+        source = EvidenceSource(
+            doc_id=f"pmid:{call_id[-1]}", chunk_id="summary", origin=ORIGIN_TOOL, text="t", pmid=call_id[-1]
+        )
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            content=f"echo {arguments}",
+            sources=[source],
+            is_error=False,
+            duration_ms=0,
+        )
 
 
 def tool_turn(*call_ids: str, tokens: int = 1) -> ModelTurn:
     calls = [ToolCall(id=call_id, name="echo", arguments={"n": call_id}) for call_id in call_ids]
-    return ModelTurn(text="", stop_reason="tool_use", assistant_message={"role": "assistant", "calls": call_ids},
-                     tool_calls=calls, input_tokens=tokens, output_tokens=tokens)
+    return ModelTurn(
+        text="",
+        stop_reason="tool_use",
+        assistant_message={"role": "assistant", "calls": call_ids},
+        tool_calls=calls,
+        input_tokens=tokens,
+        output_tokens=tokens,
+    )
 
 
 def request(max_tool_rounds: int) -> GenerationRequest:
-    return GenerationRequest(question="Q?", system_prompt="S", evidence=EvidenceSet(),
-                             settings=AnswerSettings(max_tool_rounds=max_tool_rounds), toolbox=EchoToolbox(),
-                             user_turn="Question: Q?")
+    return GenerationRequest(
+        question="Q?",
+        system_prompt="S",
+        evidence=EvidenceSet(),
+        settings=AnswerSettings(max_tool_rounds=max_tool_rounds),
+        toolbox=EchoToolbox(),
+        user_turn="Question: Q?",
+    )
 
 
 def test_tool_results_go_back_and_the_final_turn_is_the_answer() -> None:
-    wire = ScriptedWire([
-        tool_turn("call_1", "call_2", tokens=3),
-        ModelTurn(text="Answer [citation:pmid:1:summary].", stop_reason="end_turn", assistant_message={},
-                  input_tokens=5, output_tokens=7),
-    ])
+    wire = ScriptedWire(
+        [
+            tool_turn("call_1", "call_2", tokens=3),
+            ModelTurn(
+                text="Answer [citation:pmid:1:summary].",
+                stop_reason="end_turn",
+                assistant_message={},
+                input_tokens=5,
+                output_tokens=7,
+            ),
+        ]
+    )
     generation_request = request(max_tool_rounds=2)
     events = list(run_tool_loop(wire, generation_request))
 
@@ -99,8 +125,13 @@ def test_rounds_are_bounded_and_only_the_last_round_forbids_tools() -> None:
 
 
 def test_calls_in_a_turn_that_did_not_stop_for_tools_are_not_run() -> None:
-    truncated = ModelTurn(text="Partial", stop_reason="max_tokens", assistant_message={},
-                          tool_calls=[ToolCall(id="call_1", name="echo", arguments="{")], wants_tools=False)
+    truncated = ModelTurn(
+        text="Partial",
+        stop_reason="max_tokens",
+        assistant_message={},
+        tool_calls=[ToolCall(id="call_1", name="echo", arguments="{")],
+        wants_tools=False,
+    )
     events = list(run_tool_loop(ScriptedWire([truncated]), request(max_tool_rounds=3)))
 
     assert [type(event) for event in events] == [TextDelta, Generation]
@@ -110,8 +141,12 @@ def test_calls_in_a_turn_that_did_not_stop_for_tools_are_not_run() -> None:
 
 
 def test_an_empty_last_turn_falls_back_to_the_text_of_every_round() -> None:
-    first = ModelTurn(text="Looking this up.", stop_reason="tool_use", assistant_message={},
-                      tool_calls=[ToolCall(id="call_1", name="echo", arguments={})])
+    first = ModelTurn(
+        text="Looking this up.",
+        stop_reason="tool_use",
+        assistant_message={},
+        tool_calls=[ToolCall(id="call_1", name="echo", arguments={})],
+    )
     empty = ModelTurn(text="  ", stop_reason="end_turn", assistant_message={})
     final = list(run_tool_loop(ScriptedWire([first, empty]), request(max_tool_rounds=1)))[-1]
 
