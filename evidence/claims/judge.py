@@ -40,9 +40,14 @@ _DRUG = re.compile(
 class Passage(Protocol):
     """Stored text of one cited source chunk."""
 
-    doc_id: str
-    chunk_id: str
-    text: str
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 @dataclass(frozen=True)
