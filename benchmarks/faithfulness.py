@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evidence.claims.judge import PassageText as Passage
 from pubmed.benchmarking import SHARED_DATA, load_summary, setup_django
 
 _ANTONYMS = {
@@ -44,13 +45,6 @@ _REMOVE_NEGATION = [
 _ADD_NEGATION = [
     (r"\b(is|are|was|were|may|might|should|could|would|will|does|did)\b", r"\1 not"), (r"\bcan\b", "cannot"),
 ]
-
-
-@dataclass(frozen=True)
-class Passage:
-    doc_id: str
-    chunk_id: str
-    text: str
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,15 @@ class Passage(Protocol):
 
 
 @dataclass(frozen=True)
+class PassageText:
+    """A passage given by value (benchmarks, tests, callers without an evidence source object)."""
+
+    doc_id: str
+    chunk_id: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Quote:
     """One sentence of a cited source that supports a claim."""
 

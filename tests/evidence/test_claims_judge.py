@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import assume, given, settings
@@ -17,15 +16,10 @@ from evidence.claims import (
     judge_claim,
     numbers_in,
 )
+from evidence.claims import (
+    PassageText as Passage,
+)
 from evidence.claims.numbers import readings_in
-
-
-@dataclass(frozen=True)
-class Passage:
-    doc_id: str
-    chunk_id: str
-    text: str
-
 
 DYNAMIC = Passage(
     "pmid:35657320", "0",
