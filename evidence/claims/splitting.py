@@ -39,6 +39,12 @@ _ORPHAN_POINTER = re.compile(
 )
 
 
+def plain_text(text: str) -> str:
+    """Return `text` without citation markers, markdown emphasis, or the spaces they leave before punctuation."""
+    text = re.sub(r"\s+", " ", re.sub(r"[*_`]+", "", strip_markers(text)))
+    return re.sub(r" (?=[.,;:!?])", "", text).strip()
+
+
 @dataclass(frozen=True)
 class Claim:
     """One sentence or list item of an answer: its text as written, its span, and the citation markers it carries."""
@@ -53,7 +59,7 @@ class Claim:
     @property
     def plain(self) -> str:
         """Return the claim without citation markers or markdown emphasis."""
-        return re.sub(r"\s+", " ", re.sub(r"[*_`]+", "", strip_markers(self.text))).strip()
+        return plain_text(self.text)
 
 
 @dataclass(frozen=True)

