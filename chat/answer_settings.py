@@ -16,6 +16,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evidence.claims.judge import SIMILARITY_THRESHOLD
+
 
 class AnswerSettings(BaseModel):
     """Settings for one run of the answer pipeline."""
@@ -57,7 +59,7 @@ class AnswerSettings(BaseModel):
         "question directly (what GREEN requires).",
     )
     claim_support_threshold: float = Field(
-        0.55,
+        SIMILARITY_THRESHOLD,
         ge=0,
         le=1,
         description="Semantic similarity a statement needs with a sentence (or two) of its cited source to count "

@@ -199,7 +199,7 @@ def live_search_query(run: AnswerRun) -> str:
     # condition last. Outcome words join as an optional concept.
     topics = [
         c
-        for c in _phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
+        for c in phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
         if c.label.lower() not in outcomes
     ]
     conditions = [c for c in run.concepts if c.role == CONDITION][:MAX_CONDITIONS]
@@ -220,7 +220,7 @@ def live_search_query(run: AnswerRun) -> str:
         return " ".join(run.question.split()[:20])
 
 
-def _phrases(question: str, topics: list[Concept]) -> list[Concept]:
+def phrases(question: str, topics: list[Concept]) -> list[Concept]:
     """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
     lowered = question.lower()
     placed = sorted((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered)

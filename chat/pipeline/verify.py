@@ -3,11 +3,12 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
-from chat.pipeline.judge import judge_tool_sources, key_concept
+from chat.pipeline.judge import judge_tool_sources
+from chat.pipeline.retrieve import phrases
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, asked_for, states
+from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, TOPIC, asked_for, states
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -117,9 +118,9 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     query = run.live.get("query", "") if run.live else ""
     query = query or run.question
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
-    key = key_concept(run.concepts)
-    named = list(dict.fromkeys([*([key.label] if key else []), *concepts]))
-    topic = " with ".join(named[:3]) or "this question"
+    topics = [c.label for c in phrases(run.question, [c for c in run.concepts if c.role == TOPIC])]
+    named = list(dict.fromkeys([*concepts, *topics]))
+    topic = _listed(named[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)
     live = run.live or {}
     if run.claims_removed and not any(record.supported for record in run.claims):
@@ -154,3 +155,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "outcome you care about."
         )
     return {"reason": code, "message": message, "tablizer_query": query}
+
+
+def _listed(labels: list[str]) -> str:
+    return labels[0] if len(labels) <= 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

@@ -72,7 +72,9 @@ def test_stored_abstracts_are_retrieved_and_quoted_with_results_and_conclusions(
 def test_off_topic_question_abstains(library, stored_abstracts):
     result = answer_question(question="What is the best topical treatment for plantar warts in children?")
     assert (result.abstained, result.confidence, result.references, result.citations) == (True, "RED", [], [])
-    assert result.answer.startswith("I could not find enough verifiable evidence to answer this question.")
+    # The fake PubMed answers with an error: the abstention says the live search could not run.
+    assert result.abstention["reason"] == "live_search_failed"
+    assert result.answer.startswith("Nothing stored here addresses topical, plantar warts and children")
 
 
 def test_events_stream_progress_then_text_then_the_result(library):

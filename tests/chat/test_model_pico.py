@@ -24,7 +24,14 @@ PICO = {
     "primary_disease_tag": "af",
     "primary_decision_tag": "dose",
 }
-ANSWER = Reply([Text("Apixaban dosing follows age, weight and creatinine (PMID: 38033089).")])
+ANSWER = Reply(
+    [
+        Text(
+            "The US guideline revises advice on estimating stroke risk and on oral anticoagulation in atrial "
+            "fibrillation (PMID: 38033089)."
+        )
+    ]
+)
 
 
 def _understand(result):

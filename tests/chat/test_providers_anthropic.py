@@ -86,7 +86,8 @@ def test_wrong_citation_formats_are_mapped_back_to_sources(library, fake_anthrop
                     "The US guideline revises advice on oral anticoagulation for atrial fibrillation "
                     f"(PMID: {AF_GUIDELINE}). The ESC guideline ties the decision to start anticoagulation to "
                     "thromboembolic risk [2]. KDIGO reviewed stroke prevention across CKD stages and on dialysis "
-                    f"[citation: pmid:{KDIGO_ARRHYTHMIA}]. The European guideline is built on the AF-CARE framework "
+                    f"[citation: pmid:{KDIGO_ARRHYTHMIA}]. The European guideline is built on the AF-CARE "
+                    "framework: treat comorbidities and risk factors, avoid stroke and thromboembolism "
                     "(doi:10.1093/eurheartj/ehae176)."
                 )
             ]
@@ -96,7 +97,8 @@ def test_wrong_citation_formats_are_mapped_back_to_sources(library, fake_anthrop
     assert result.answer == (
         "The US guideline revises advice on oral anticoagulation for atrial fibrillation [1]. The ESC guideline "
         "ties the decision to start anticoagulation to thromboembolic risk [2]. KDIGO reviewed stroke prevention "
-        "across CKD stages and on dialysis [3]. The European guideline is built on the AF-CARE framework [2]."
+        "across CKD stages and on dialysis [3]. The European guideline is built on the AF-CARE framework: treat "
+        "comorbidities and risk factors, avoid stroke and thromboembolism [2]."
     )
     assert pmids(result) == [AF_GUIDELINE, ESC_GUIDELINE, KDIGO_ARRHYTHMIA]
     assert (result.confidence, result.removed) == ("GREEN", [])

@@ -59,11 +59,10 @@ def test_fabricated_identifiers_are_removed(library, fake_openai, llm_settings):
     result = answer_question(question=QUESTION, settings=llm_settings("openai"))
     assert "11111111" not in result.answer and "10.5555" not in result.answer
     assert [item["value"] for item in result.removed] == ["11111111", "10.5555/invented.1"]
-    # "Dapagliflozin works" stands on the admitted DELIVER finding once its fabricated identifiers are
-    # gone; "It is safe" is said by no source and is removed.
-    assert result.answer == "Dapagliflozin works [1]."
-    assert pmids(result) == [DELIVER]
-    assert [item["text"] for item in result.claims_removed] == ["It is safe."]
+    # Without their fabricated identifiers, neither vague statement is what a source says: both are
+    # removed and the answer abstains, saying why.
+    assert [item["text"] for item in result.claims_removed] == ["Dapagliflozin works.", "It is safe."]
+    assert (result.abstained, result.abstention["reason"], result.references) == (True, "claims_unsupported", [])
 
 
 def test_tool_call_round_trip_answers_with_matching_tool_call_ids(
