@@ -1,6 +1,7 @@
 import factory
 
-from chat.models import AIColumn, AIColumnKind, AIColumnResult, ConversationApp
+from chat.models import ConversationApp
+from research.models import AIColumn, AIColumnKind, AIColumnResult
 from tests.chat.factories import UserFactory
 
 

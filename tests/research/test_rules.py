@@ -6,10 +6,10 @@ from datetime import date
 
 import pytest
 
-from chat.payloads import check_payload
-from chat.registries import payload_type_get
-from chat.research.rules import ANALYSE, COLUMN, SEARCH, build_pubmed_query, build_trial_search, classify_request
 from evidence.vocabulary import Vocabulary, VocabularyTerm
+from research.payloads import check_payload
+from research.registries import payload_type_get
+from research.rules import ANALYSE, COLUMN, SEARCH, build_pubmed_query, build_trial_search, classify_request
 
 TODAY = date(2026, 11, 22)
 

@@ -1,0 +1,1 @@
+"""Context builders and item loaders of the research pages, named in research.registries."""
