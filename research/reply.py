@@ -2,33 +2,31 @@
 
 read the page (context builder) -> the LLM with the page's tools and payload formats, or the
 rules (suggestion builders, extractive answers about the rows) without one -> parse and validate
-payloads -> verify citations -> store. The question is stored before anything else and an
-assistant message is always stored, as in `chat.services.conversations`; the same SSE events
-serve the page (`chat.streaming.reply_stream`).
+payloads -> verify citations -> store, through chat's `reply_lifecycle` (the question is stored
+first, an assistant message always); the same SSE events serve the page (`chat.streaming.reply_stream`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from chat.answer_settings import AnswerSettings, answer_settings
-from chat.models import Conversation, Message, MessageRole
+from chat.generation import Trace, generation_events
+from chat.models import Conversation, Message
 from chat.providers import get_provider
-from chat.providers.base import Generation, GenerationRequest, ProviderError, TextDelta, ToolActivity
+from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
-from chat.services.answer import DeltaEvent, ResetEvent, StatusEvent
+from chat.services.answer import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
 from chat.services.conversations import (
     UNEXPECTED_FAILURE,
     AnswerSaved,
-    QuestionSaved,
+    Reply,
     ReplyEvent,
     check_question,
-    message_create,
+    reply_lifecycle,
 )
 from evidence.citations import EvidenceSet, StreamScrubber, verify_answer
 from evidence.vocabulary import load_vocabulary
@@ -55,26 +53,6 @@ EXAMPLES = {
     "trial_search_suggestion": '"phase 3 NSCLC trials that are recruiting"',
 }
 NO_CITATION_NOTICE = "This reply cites none of the loaded rows; treat statements about particular studies with care."
-
-
-@dataclass
-class _Outcome:
-    text: str
-    extras: dict[str, Any]
-    context: dict[str, Any]
-
-
-@dataclass
-class _Trace:
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    mark: float = field(default_factory=time.monotonic)
-
-    def add(self, step: str, label: str, detail: str, **data: Any) -> None:
-        now = time.monotonic()
-        self.steps.append(
-            {"step": step, "label": label, "detail": detail, "duration_ms": int((now - self.mark) * 1000), "data": data}
-        )
-        self.mark = now
 
 
 def _payload_entries(payloads: list[ParsedPayload]) -> list[dict[str, Any]]:
@@ -129,8 +107,8 @@ def _suggestion(page: Page, question: str) -> tuple[str, list[ParsedPayload]]:
 
 
 def _rules_reply(
-    *, page: Page, context: PageContext, question: str, settings: AnswerSettings, trace: _Trace, notice: str = ""
-) -> Iterator[ReplyEvent | _Outcome]:
+    *, page: Page, context: PageContext, question: str, settings: AnswerSettings, trace: Trace, notice: str = ""
+) -> Iterator[PipelineEvent | Reply]:
     """Reply without a language model: a rule-built suggestion, or an extractive answer about the rows."""
     kind = classify_request(text=question, has_items=bool(context.items))
     yield StatusEvent("generate", "Building a suggestion" if kind == SEARCH else "Reading the loaded rows")
@@ -150,8 +128,8 @@ def _rules_reply(
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
     for line in verified["text"].splitlines(keepends=True):
         yield DeltaEvent(line)
-    yield _Outcome(
-        text=verified["text"],
+    yield Reply(
+        content=verified["text"],
         extras={
             **verified,
             "provider": "extractive",
@@ -191,8 +169,8 @@ def _llm_reply(
     question: str,
     history: list[dict[str, str]],
     settings: AnswerSettings,
-    trace: _Trace,
-) -> Iterator[ReplyEvent | _Outcome]:
+    trace: Trace,
+) -> Iterator[PipelineEvent | Reply]:
     """Reply with the configured LLM: page state in the prompt, page tools, payloads parsed from its text."""
     types = page_payload_types(page)
     pen_key = ""
@@ -213,25 +191,15 @@ def _llm_reply(
     )
     provider = get_provider(settings)
     yield StatusEvent("generate", "Thinking about the page")
-    scrubber = StreamScrubber(evidence)
-    raw, shown = "", 0
     generation: Generation | None = None
-    for event in provider.generate(request):
-        if isinstance(event, TextDelta):
-            raw += event.text
-            cut = payload_preview_cut(raw, types=types)
-            if cut > shown:
-                safe = scrubber.feed(raw[shown:cut])
-                shown = cut
-                if safe:
-                    yield DeltaEvent(safe)
-        elif isinstance(event, ToolActivity):
-            outcome = "failed" if event.is_error else f"{event.sources} record(s)"
-            yield StatusEvent("tool", f"Tool {event.name}: {outcome}")
-        elif isinstance(event, Generation):
+    for event in generation_events(
+        provider, request, StreamScrubber(evidence), shown_upto=lambda raw: payload_preview_cut(raw, types=types)
+    ):
+        if isinstance(event, Generation):
             generation = event
-    if generation is None:
-        raise ProviderError("llm_malformed_output", f"The {provider.name} provider ended without an answer.")
+        else:
+            yield event
+    assert generation is not None  # generation_events raises ProviderError otherwise
     parsed = parse_payloads(generation.text, types=types)
     payloads = parsed.payloads
     if "trial_details" in page.payload_types:
@@ -252,8 +220,8 @@ def _llm_reply(
     notice = ""
     if not verified["references"] and verified["removed"]:
         notice = NO_CITATION_NOTICE
-    yield _Outcome(
-        text=verified["text"],
+    yield Reply(
+        content=verified["text"],
         extras={
             **verified,
             "provider": provider.name,
@@ -277,8 +245,8 @@ def _reply_core(
     user: Any,
     settings: AnswerSettings,
     question_message: Message,
-) -> Iterator[ReplyEvent | _Outcome]:
-    trace = _Trace()
+) -> Iterator[PipelineEvent | Reply]:
+    trace = Trace()
     yield StatusEvent("context", f"Reading the {page.title} page")
     context = page.build_context(state=state, user=user)
     trace.add(
@@ -291,10 +259,10 @@ def _reply_core(
         loaded=len(context.items),
         total=context.total,
     )
-    outcome: _Outcome | None = None
+    outcome: Reply | None = None
     if settings.provider == "extractive":
         for event in _rules_reply(page=page, context=context, question=question, settings=settings, trace=trace):
-            if isinstance(event, _Outcome):
+            if isinstance(event, Reply):
                 outcome = event
             else:
                 yield event
@@ -304,7 +272,7 @@ def _reply_core(
             for event in _llm_reply(
                 page=page, context=context, question=question, history=history, settings=settings, trace=trace
             ):
-                if isinstance(event, _Outcome):
+                if isinstance(event, Reply):
                     outcome = event
                 else:
                     yield event
@@ -316,7 +284,7 @@ def _reply_core(
             for event in _rules_reply(
                 page=page, context=context, question=question, settings=settings, trace=trace, notice=notice
             ):
-                if isinstance(event, _Outcome):
+                if isinstance(event, Reply):
                     outcome = event
                 else:
                     yield event
@@ -344,69 +312,39 @@ def tray_reply_events(
 ) -> Iterator[ReplyEvent]:
     """Store the question, reply to it on `page`, store the reply; yield progress and both stored messages.
 
-    Raises ValidationError (before storing anything) for an empty or oversized question. A
-    listener that goes away does not lose the reply: it is finished and stored.
+    Raises ValidationError (before storing anything) for an empty or oversized question.
     """
     question = check_question(text)
     settings = settings or answer_settings()
-    question_message = message_create(
-        conversation=conversation, role=MessageRole.USER, content=question, context={"page": page.name, "state": state}
-    )
-    stored: Message | None = None
-    core = _reply_core(
-        conversation=conversation,
-        page=page,
-        state=state,
-        question=question,
-        user=user,
-        settings=settings,
-        question_message=question_message,
-    )
 
-    def store(outcome: _Outcome) -> Message:
-        return message_create(
+    def produce(question_message: Message) -> Iterator[PipelineEvent | Reply]:
+        return _reply_core(
             conversation=conversation,
-            role=MessageRole.ASSISTANT,
-            content=outcome.text,
-            context=outcome.context,
-            extras=outcome.extras,
-            settings_hash=settings.short_hash(),
+            page=page,
+            state=state,
+            question=question,
+            user=user,
+            settings=settings,
+            question_message=question_message,
         )
 
-    try:
-        yield QuestionSaved(question_message)
-        for event in core:
-            if isinstance(event, _Outcome):
-                stored = store(event)
-                yield AnswerSaved(stored, None)
-            else:
-                yield event
-    except GeneratorExit:
-        if stored is None:
-            try:
-                for event in core:
-                    if isinstance(event, _Outcome):
-                        store(event)
-            except Exception:
-                logger.exception("tray_reply_failed", conversation_id=conversation.pk, detached=True)
-        raise
-    except Exception:
-        logger.exception("tray_reply_failed", conversation_id=conversation.pk, message_id=question_message.pk)
-        if stored is None:
-            stored = message_create(
-                conversation=conversation,
-                role=MessageRole.ASSISTANT,
-                content=UNEXPECTED_FAILURE,
-                context={"page": page.name, "state": state, "question": question},
-                extras={
-                    "page": page.name,
-                    "payloads": [],
-                    "references": [],
-                    "error": {"code": "internal_error", "message": UNEXPECTED_FAILURE, "notice": UNEXPECTED_FAILURE},
-                },
-                settings_hash=settings.short_hash(),
-            )
-            yield AnswerSaved(stored, None)
+    return reply_lifecycle(
+        conversation=conversation,
+        question=question,
+        question_context={"page": page.name, "state": state},
+        produce=produce,
+        failure=Reply(
+            content=UNEXPECTED_FAILURE,
+            context={"page": page.name, "state": state, "question": question},
+            extras={
+                "page": page.name,
+                "payloads": [],
+                "references": [],
+                "error": {"code": "internal_error", "message": UNEXPECTED_FAILURE, "notice": UNEXPECTED_FAILURE},
+            },
+        ),
+        settings_hash=settings.short_hash(),
+    )
 
 
 def tray_reply(
