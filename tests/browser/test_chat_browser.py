@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.chat.conftest import FAKE_KEY
-from tests.chat.factories import UserFactory
 from tests.chat.fakes import Reply, Text
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -2,7 +2,7 @@ import factory
 
 from chat.models import ConversationApp
 from research.models import AIColumn, AIColumnKind, AIColumnResult
-from tests.chat.factories import UserFactory
+from tests.factories import UserFactory
 
 
 class AIColumnFactory(factory.django.DjangoModelFactory):

@@ -18,7 +18,7 @@ from pubmed.services.snapshots import compare_pmids
 from research.pages import tablizer
 from research.registries import page_get
 from research.reply import tray_reply
-from tests.chat.factories import UserFactory
+from tests.factories import UserFactory
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory
 
 A_PMIDS = ["35123456", "22663011", "28775130"]

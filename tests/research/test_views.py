@@ -11,9 +11,9 @@ import pytest
 from chat.models import Conversation, Message, MessageRole
 from research.ai_columns import LLM_REQUIRED_MESSAGE
 from research.models import AIColumn, AIColumnResult, AIColumnRun
-from tests.chat.factories import UserFactory
 from tests.chat.fakes import Reply, Text
 from tests.chat.test_views import parse_sse
+from tests.factories import UserFactory
 from tests.research.conftest import MELANOMA, MELANOMA_NCTS
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory
 from tests.research.fakes import record_id
