@@ -20,7 +20,7 @@ from chat.services.composer import compose_answer
 from chat.services.text import content_terms, stems
 from evidence.citations import EvidenceSet
 from research.context import PageContext, PageItem, facet_counts
-from research.rules import PUBLICATION_TYPES
+from research.rules.pubmed_query import PUBLICATION_TYPES
 from trials.constants import PHASES
 
 MAX_LISTED = 15

@@ -37,7 +37,9 @@ from research.holding_pen import pen_stage
 from research.payloads import ParsedPayload, check_payload, parse_payloads, payload_preview_cut, tidy_prose
 from research.prompts import build_tray_prompt, build_tray_turn
 from research.registries import Page, page_payload_types, payload_type_get
-from research.rules import COLUMN, SEARCH, build_pubmed_query, build_trial_search, classify_request
+from research.rules.intent import COLUMN, SEARCH, classify_request
+from research.rules.pubmed_query import build_pubmed_query
+from research.rules.trial_search import build_trial_search
 from research.tools import PageToolbox
 from trials import services as trial_services
 from trials.clients import CtgovError
