@@ -1,1 +1,1 @@
-"""The chat tray of the research pages (Tablizer, TrialScout): context, replies, suggestions, AI columns."""
+"""The research workbench: Tablizer and TrialScout pages, their chat tray, AI columns, snapshots and compare."""

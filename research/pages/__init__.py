@@ -1,1 +1,1 @@
-"""Context builders and item loaders of the research pages, named in research.registries."""
+"""Context builders and item loaders of the research pages, registered in `research.research_pages`."""
