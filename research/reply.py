@@ -8,7 +8,7 @@ first, an assistant message always); the same SSE events serve the page (`chat.s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import structlog
@@ -110,7 +110,7 @@ def _suggestion(page: Page, question: str) -> tuple[str, list[ParsedPayload]]:
 
 def _rules_reply(
     *, page: Page, context: PageContext, question: str, settings: AnswerSettings, trace: Trace, notice: str = ""
-) -> Iterator[PipelineEvent | Reply]:
+) -> Generator[PipelineEvent, None, Reply]:
     """Reply without a language model: a rule-built suggestion, or an extractive answer about the rows."""
     kind = classify_request(text=question, has_items=bool(context.items))
     yield StatusEvent("generate", "Building a suggestion" if kind == SEARCH else "Reading the loaded rows")
@@ -130,7 +130,7 @@ def _rules_reply(
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
     for line in verified["text"].splitlines(keepends=True):
         yield DeltaEvent(line)
-    yield Reply(
+    return Reply(
         content=verified["text"],
         extras={
             **verified,
@@ -172,7 +172,7 @@ def _llm_reply(
     history: list[dict[str, str]],
     settings: AnswerSettings,
     trace: Trace,
-) -> Iterator[PipelineEvent | Reply]:
+) -> Generator[PipelineEvent, None, Reply]:
     """Reply with the configured LLM: page state in the prompt, page tools, payloads parsed from its text."""
     types = page_payload_types(page)
     pen_key = ""
@@ -222,7 +222,7 @@ def _llm_reply(
     notice = ""
     if not verified["references"] and verified["removed"]:
         notice = NO_CITATION_NOTICE
-    yield Reply(
+    return Reply(
         content=verified["text"],
         extras={
             **verified,
@@ -261,36 +261,22 @@ def _reply_core(
         loaded=len(context.items),
         total=context.total,
     )
-    outcome: Reply | None = None
     if settings.provider == "extractive":
-        for event in _rules_reply(page=page, context=context, question=question, settings=settings, trace=trace):
-            if isinstance(event, Reply):
-                outcome = event
-            else:
-                yield event
+        outcome = yield from _rules_reply(page=page, context=context, question=question, settings=settings, trace=trace)
     else:
         history = conversation_history(conversation=conversation, before=question_message, turns=settings.history_turns)
         try:
-            for event in _llm_reply(
+            outcome = yield from _llm_reply(
                 page=page, context=context, question=question, history=history, settings=settings, trace=trace
-            ):
-                if isinstance(event, Reply):
-                    outcome = event
-                else:
-                    yield event
+            )
         except ProviderError as exc:
             logger.warning("llm_provider_error", provider=settings.provider, code=exc.code, error=exc.message)
             notice = f"The language model could not answer ({exc.message.rstrip('.')}); this reply was built by rules."
             trace.add("generate", "The language model failed", f"{exc.code}: {exc.message}", error=exc.as_dict())
             yield ResetEvent(exc.code)
-            for event in _rules_reply(
+            outcome = yield from _rules_reply(
                 page=page, context=context, question=question, settings=settings, trace=trace, notice=notice
-            ):
-                if isinstance(event, Reply):
-                    outcome = event
-                else:
-                    yield event
-    assert outcome is not None
+            )
     trace.add(
         "verify",
         "Verified every citation",

@@ -14,21 +14,10 @@ from tests.trials.factories import TrialFactory
 pytestmark = pytest.mark.django_db
 
 JSON = "application/json"
-PHELAN_TOKEN = "ZVt07cGHkvI2wRk2CJf6_LLq14bEL8swd7KrgP4dnDeTsPkw"
-PHELAN_TOKEN_2 = "ZVt07cGHkvI2wRk2CJf6_LLq14bEL8swd7KrgP4bmjeauvk_IQ"
 
 
 def page(response) -> html.HtmlElement:
     return html.fromstring(response.content.decode())
-
-
-def result_ids(doc: html.HtmlElement) -> list[str]:
-    return [link.text_content() for link in doc.cssselect("#trial-results tbody tr td:first-child a")]
-
-
-def load_more_href(doc: html.HtmlElement) -> str | None:
-    links = doc.cssselect("a[data-load-more]")
-    return links[0].get("href") if links else None
 
 
 def test_detail_page_shows_facts_eligibility_and_outcomes(
