@@ -15,32 +15,27 @@ benchmarks/data/paraphrases.json when present.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import BASE_DIR, load_summary, pubmedqa_records, setup_django
+from pubmed.benchmarking import (
+    BASE_DIR,
+    is_heldout,
+    is_stored,
+    load_summary,
+    pubmedqa_records,
+    setup_django,
+    store_pubmedqa_half,
+)
 
 PARAPHRASES = BASE_DIR / "benchmarks" / "data" / "paraphrases.json"
 WEIGHTS = [round(0.1 * step, 1) for step in range(0, 11)]
 THRESHOLDS = [round(0.30 + 0.01 * step, 2) for step in range(0, 46)]
-
-
-def digest(pmid: str) -> int:
-    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16)
-
-
-def is_stored(pmid: str) -> bool:
-    return digest(pmid) % 2 == 0
-
-
-def is_heldout(pmid: str) -> bool:
-    return digest(pmid) % 3 == 0
 
 
 @dataclass
@@ -125,27 +120,9 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(database="medcite_bench_judgement")
 
-    from django.core.management import call_command
-
-    from evidence.text import split_sentences
-    from pubmed.models import Abstract
-    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
-
-    call_command("migrate", verbosity=0)
-    call_command("seed_evidence", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
-    records, questions = pubmedqa_records()
-    stored = [
-        replace(record, title=(split_sentences(record.sections[0].text) or [""])[0][:300])
-        for record in records
-        if is_stored(record.pmid)
-    ]
-    if args.reload or Abstract.objects.count() != len(stored):
-        Abstract.objects.all().delete()
-        started = time.perf_counter()
-        for start in range(0, len(stored), 200):
-            abstracts_upsert(records=stored[start : start + 200], embed=True)
-        print(f"stored {len(stored)} abstracts in {time.perf_counter() - started:.1f} s")
-    lexeme_stats_refresh()
+    stored = store_pubmedqa_half(reload=args.reload)
+    print(f"{stored} PubMedQA abstracts stored")
+    _, questions = pubmedqa_records()
     print(load_summary())
     asked = [(q.pmid, q.question) for q in questions]
     if PARAPHRASES.exists():

@@ -31,19 +31,43 @@ from evidence.claims.judge import PassageText as Passage
 from pubmed.benchmarking import SHARED_DATA, load_summary, setup_django
 
 _ANTONYMS = {
-    "increased": "decreased", "decreased": "increased", "increase": "decrease", "decrease": "increase",
-    "increases": "decreases", "decreases": "increases", "higher": "lower", "lower": "higher",
-    "reduced": "increased", "reduces": "increases", "reduce": "increase", "reduction": "increase",
-    "improved": "worsened", "improves": "worsens", "improve": "worsen", "more": "less", "less": "more",
-    "fewer": "more", "greater": "smaller", "longer": "shorter", "shorter": "longer", "elevated": "reduced",
-    "raised": "lowered", "lowered": "raised", "better": "worse", "worse": "better",
+    "increased": "decreased",
+    "decreased": "increased",
+    "increase": "decrease",
+    "decrease": "increase",
+    "increases": "decreases",
+    "decreases": "increases",
+    "higher": "lower",
+    "lower": "higher",
+    "reduced": "increased",
+    "reduces": "increases",
+    "reduce": "increase",
+    "reduction": "increase",
+    "improved": "worsened",
+    "improves": "worsens",
+    "improve": "worsen",
+    "more": "less",
+    "less": "more",
+    "fewer": "more",
+    "greater": "smaller",
+    "longer": "shorter",
+    "shorter": "longer",
+    "elevated": "reduced",
+    "raised": "lowered",
+    "lowered": "raised",
+    "better": "worse",
+    "worse": "better",
 }
 _REMOVE_NEGATION = [
     (r"\b(does|did|do|is|was|are|were|could|should|may|might|will|would) not\b", r"\1"),
-    (r"\bcannot\b", "can"), (r"\bno significant\b", "a significant"), (r"\bnot\b ?", ""), (r"\bno\b", "a"),
+    (r"\bcannot\b", "can"),
+    (r"\bno significant\b", "a significant"),
+    (r"\bnot\b ?", ""),
+    (r"\bno\b", "a"),
 ]
 _ADD_NEGATION = [
-    (r"\b(is|are|was|were|may|might|should|could|would|will|does|did)\b", r"\1 not"), (r"\bcan\b", "cannot"),
+    (r"\b(is|are|was|were|may|might|should|could|would|will|does|did)\b", r"\1 not"),
+    (r"\bcan\b", "cannot"),
 ]
 
 
@@ -193,9 +217,12 @@ def citation_scenarios(cases: list[Case], embed, threshold: float) -> dict[str, 
             both = _cite_each(supported.claim, "[1]") + "\n\n" + _cite_each(group["number"].claim, "[1]")
             changed_number.append((both, own))
     results = {}
-    for name, answers in (("faithful", faithful), ("wrong source cited", wrong_source),
-                          ("right + unrelated citation", extra_citation),
-                          ("true claim + same claim with a changed number", changed_number)):
+    for name, answers in (
+        ("faithful", faithful),
+        ("wrong source cited", wrong_source),
+        ("right + unrelated citation", extra_citation),
+        ("true claim + same claim with a changed number", changed_number),
+    ):
         metrics = citation_metrics(answers, embed=embed, threshold=threshold)
         results[name] = (metrics.citation_recall, metrics.citation_precision, metrics.claims)
     return results
@@ -221,8 +248,10 @@ def main() -> None:
     dev_scores = _scores(development, embed, PassageCache())
     threshold = calibrate(development, dev_scores)
     precision, recall = _rates(development, [s >= threshold for s in dev_scores])
-    print(f"calibrated similarity threshold {threshold:.2f} (shipped SIMILARITY_THRESHOLD {SIMILARITY_THRESHOLD:.2f}); "
-          f"development precision {precision:.3f}, recall {recall:.3f}")
+    print(
+        f"calibrated similarity threshold {threshold:.2f} (shipped SIMILARITY_THRESHOLD {SIMILARITY_THRESHOLD:.2f}); "
+        f"development precision {precision:.3f}, recall {recall:.3f}"
+    )
 
     cache = PassageCache()
     accepted, timings, reasons = [], [], Counter()
@@ -234,8 +263,10 @@ def main() -> None:
         if not verdict.supported:
             reasons[re.sub(r"[\d.]+|the number \S+|^\S+ is not", "#", verdict.reason)[:60]] += 1
     precision, recall = _rates(held_out, accepted)
-    print(f"\nheld-out at threshold {SIMILARITY_THRESHOLD:.2f}: precision at rejecting unsupported claims "
-          f"{precision:.3f} (target ≥ 0.95), recall of supported claims {recall:.3f} (target ≥ 0.90)")
+    print(
+        f"\nheld-out at threshold {SIMILARITY_THRESHOLD:.2f}: precision at rejecting unsupported claims "
+        f"{precision:.3f} (target ≥ 0.95), recall of supported claims {recall:.3f} (target ≥ 0.90)"
+    )
     print("| claim kind | cases | judged supported | rejected |")
     print("|---|---:|---:|---:|")
     for kind in ("supported", "number", "direction", "negation", "attribution"):
@@ -243,8 +274,11 @@ def main() -> None:
         print(f"| {kind} | {len(flags)} | {sum(flags) / len(flags):.3f} | {1 - sum(flags) / len(flags):.3f} |")
     cold = [t for t, c in zip(timings, held_out, strict=True) if c.kind == "supported"]
     warm = [t for t, c in zip(timings, held_out, strict=True) if c.kind != "supported"]
-    for label, values in (("all claims", timings), ("source already cached", warm),
-                          ("supported conclusion, mostly a first claim of its source", cold)):
+    for label, values in (
+        ("all claims", timings),
+        ("source already cached", warm),
+        ("supported conclusion, mostly a first claim of its source", cold),
+    ):
         p50, p95 = np.percentile(values, 50), np.percentile(values, 95)
         print(f"cost per claim, {label}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     print("rejection reasons:", dict(reasons.most_common(6)))

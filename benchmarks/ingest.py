@@ -36,10 +36,18 @@ SYNTHETIC_PMID_START = 90_000_000
 def _write_jsonl(records: list, path: Path) -> None:
     with path.open("w") as handle:
         for record in records:
-            handle.write(json.dumps({
-                "pmid": record.pmid, "title": record.title, "abstract": record.abstract,
-                "pub_date": record.pub_date_raw, "mesh_terms": record.mesh_terms,
-            }) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "pmid": record.pmid,
+                        "title": record.title,
+                        "abstract": record.abstract,
+                        "pub_date": record.pub_date_raw,
+                        "mesh_terms": record.mesh_terms,
+                    }
+                )
+                + "\n"
+            )
 
 
 def _backend_cpu_seconds() -> float:
@@ -81,7 +89,7 @@ def _ingest(path: Path, *, backend: str) -> tuple[float, int, int, float]:
     records = parse_file(path)
     embedded = 0
     for start in range(0, len(records), 200):
-        embedded += abstracts_upsert(records=records[start:start + 200], source="jsonl").embedded
+        embedded += abstracts_upsert(records=records[start : start + 200], source="jsonl").embedded
     cpu = time.process_time() - cpu_started + _backend_cpu_seconds() - backend_started
     return time.perf_counter() - started, len(records), embedded, cpu
 
@@ -113,10 +121,15 @@ def _fill_synthetic(*, target: int, sentences: list[str], rng: random.Random) ->
         return 0.0
     started = time.perf_counter()
     dimension = get_embedder().spec.dimension
-    real = np.array([
-        list(v) for v in AbstractChunk.objects.filter(abstract_id__lt=str(SYNTHETIC_PMID_START))
-        .values_list("embedding", flat=True)[:5000]
-    ], dtype=np.float32)
+    real = np.array(
+        [
+            list(v)
+            for v in AbstractChunk.objects.filter(abstract_id__lt=str(SYNTHETIC_PMID_START)).values_list(
+                "embedding", flat=True
+            )[:5000]
+        ],
+        dtype=np.float32,
+    )
     model = current_model_name()
     synthetic = Abstract.objects.filter(pmid__regex=r"^9\d{7}$").order_by("-pmid").values_list("pmid", flat=True)
     next_pmid = max(SYNTHETIC_PMID_START, int(synthetic[0]) + 1 if synthetic else 0)
@@ -139,9 +152,31 @@ def _fill_synthetic(*, target: int, sentences: list[str], rng: random.Random) ->
                 " source, content_hash, fetched_at, updated_at) FROM STDIN"
             ) as copy:
                 for pmid, text in zip(pmids, texts, strict=True):
-                    copy.write_row([pmid, "", text, "[]", "{}", "Synthetic J", "", "2020", 2000 + int(pmid) % 25,
-                                    "{}", "{}", "[]", "{Journal Article}", "{}", "", "", False, "jsonl", pmid,
-                                    "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"])
+                    copy.write_row(
+                        [
+                            pmid,
+                            "",
+                            text,
+                            "[]",
+                            "{}",
+                            "Synthetic J",
+                            "",
+                            "2020",
+                            2000 + int(pmid) % 25,
+                            "{}",
+                            "{}",
+                            "[]",
+                            "{Journal Article}",
+                            "{}",
+                            "",
+                            "",
+                            False,
+                            "jsonl",
+                            pmid,
+                            "2026-01-01T00:00:00Z",
+                            "2026-01-01T00:00:00Z",
+                        ]
+                    )
             with raw.copy(
                 "COPY pubmed_abstractchunk (abstract_id, ordinal, section, title, text, embedding, embedding_model,"
                 " embedding_dim) FROM STDIN"
@@ -168,8 +203,12 @@ def _latency(questions: list, *, warmup: int = 10) -> dict[str, float]:
 
     for q in questions[:warmup]:
         search.hybrid_search(query=q.question, k=10)
-    timings: dict[str, list[float]] = {"hybrid_search (total)": [], "query embedding": [], "vector SQL": [],
-                                       "full-text SQL": []}
+    timings: dict[str, list[float]] = {
+        "hybrid_search (total)": [],
+        "query embedding": [],
+        "vector SQL": [],
+        "full-text SQL": [],
+    }
     for q in questions:
         started = time.perf_counter()
         search.hybrid_search(query=q.question, k=10)
@@ -217,29 +256,39 @@ def main() -> None:
             for backend in order:
                 seconds, count, chunks, cpu = _ingest(path, backend=backend)
                 results[backend].append((seconds, count, chunks, cpu))
-                print(f"  {backend:10s} {count} abstracts, {chunks} chunks in {seconds:6.1f} s "
-                      f"({count / seconds:5.1f} abstracts/s; {cpu:6.1f} CPU s); {load_summary()}")
+                print(
+                    f"  {backend:10s} {count} abstracts, {chunks} chunks in {seconds:6.1f} s "
+                    f"({count / seconds:5.1f} abstracts/s; {cpu:6.1f} CPU s); {load_summary()}"
+                )
                 if backend not in recall:
                     recall[backend] = _recall_at_10(questions)
             rate = {b: sum(r[1] for r in runs) / sum(r[0] for r in runs) for b, runs in results.items()}
             cpu_rate = {b: sum(r[1] for r in runs) / sum(r[3] for r in runs) for b, runs in results.items()}
             print()
-            print("| pipeline | abstracts/s (wall, end to end) | chunks/s | abstracts per CPU-second | "
-                  "vector Recall@10 (PubMedQA) |")
+            print(
+                "| pipeline | abstracts/s (wall, end to end) | chunks/s | abstracts per CPU-second | "
+                "vector Recall@10 (PubMedQA) |"
+            )
             print("|---|---:|---:|---:|---:|")
-            names = {"torch": "naive: sentence-transformers fp32, batch 32",
-                     "onnx-int8": "shipped: ONNX Runtime int8, length-sorted batches"}
+            names = {
+                "torch": "naive: sentence-transformers fp32, batch 32",
+                "onnx-int8": "shipped: ONNX Runtime int8, length-sorted batches",
+            }
             for backend in ("torch", "onnx-int8"):
                 runs = results[backend]
                 chunks_rate = sum(r[2] for r in runs) / sum(r[0] for r in runs)
-                print(f"| {names[backend]} | {rate[backend]:.1f} | {chunks_rate:.1f} | {cpu_rate[backend]:.1f} | "
-                      f"{recall[backend]:.3f} |")
+                print(
+                    f"| {names[backend]} | {rate[backend]:.1f} | {chunks_rate:.1f} | {cpu_rate[backend]:.1f} | "
+                    f"{recall[backend]:.3f} |"
+                )
             speedup = rate["onnx-int8"] / rate["torch"]
             cpu_speedup = cpu_rate["onnx-int8"] / cpu_rate["torch"]
             loss = (recall["torch"] - recall["onnx-int8"]) * 100
-            print(f"\nspeed-up {speedup:.2f}x wall-clock (target ≥ 3x: {'PASS' if speedup >= 3 else 'FAIL'}), "
-                  f"{cpu_speedup:.2f}x per CPU-second; Recall@10 change {-loss:+.1f} points "
-                  f"(target ≥ -1.0: {'PASS' if loss <= 1.0 else 'FAIL'})")
+            print(
+                f"\nspeed-up {speedup:.2f}x wall-clock (target ≥ 3x: {'PASS' if speedup >= 3 else 'FAIL'}), "
+                f"{cpu_speedup:.2f}x per CPU-second; Recall@10 change {-loss:+.1f} points "
+                f"(target ≥ -1.0: {'PASS' if loss <= 1.0 else 'FAIL'})"
+            )
 
     if args.rounds == 1 or args.skip_ingest:  # store the real corpus with the shipped pipeline's vectors
         with tempfile.TemporaryDirectory() as tmp:
@@ -262,13 +311,17 @@ def main() -> None:
         print(f"finished: {load_summary()}")
         return
     print()
-    print("| stored abstracts | hybrid p50 ms | hybrid p95 ms | query embed p50 | vector SQL p50 / p95 | "
-          "full-text SQL p50 / p95 |")
+    print(
+        "| stored abstracts | hybrid p50 ms | hybrid p95 ms | query embed p50 | vector SQL p50 / p95 | "
+        "full-text SQL p50 / p95 |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     for stored, t in rows:
-        print(f"| {stored:,} | {t['hybrid_search (total) p50']:.1f} | {t['hybrid_search (total) p95']:.1f} | "
-              f"{t['query embedding p50']:.1f} | {t['vector SQL p50']:.1f} / {t['vector SQL p95']:.1f} | "
-              f"{t['full-text SQL p50']:.1f} / {t['full-text SQL p95']:.1f} |")
+        print(
+            f"| {stored:,} | {t['hybrid_search (total) p50']:.1f} | {t['hybrid_search (total) p95']:.1f} | "
+            f"{t['query embedding p50']:.1f} | {t['vector SQL p50']:.1f} / {t['vector SQL p95']:.1f} | "
+            f"{t['full-text SQL p50']:.1f} / {t['full-text SQL p95']:.1f} |"
+        )
     p95 = rows[-1][1]["hybrid_search (total) p95"]
     print(f"\np95 at {rows[-1][0]:,}: {p95:.1f} ms (target ≤ 50 ms: {'PASS' if p95 <= 50 else 'FAIL'})")
     print(f"finished: {load_summary()}")

@@ -24,9 +24,7 @@ def _metrics(ranked: list[list[str]], gold: list[str]) -> dict[str, float]:
     out = {}
     for cutoff in (1, 5, 10):
         out[f"R@{cutoff}"] = sum(1 for pmids, g in zip(ranked, gold, strict=True) if g in pmids[:cutoff]) / n
-    out["MRR@10"] = sum(
-        1 / (pmids.index(g) + 1) for pmids, g in zip(ranked, gold, strict=True) if g in pmids[:10]
-    ) / n
+    out["MRR@10"] = sum(1 / (pmids.index(g) + 1) for pmids, g in zip(ranked, gold, strict=True) if g in pmids[:10]) / n
     return out
 
 
@@ -58,11 +56,12 @@ def main() -> None:
         Abstract.objects.all().delete()
         started = time.perf_counter()
         for start in range(0, len(records), 200):
-            abstracts_upsert(records=records[start:start + 200], embed=True)
+            abstracts_upsert(records=records[start : start + 200], embed=True)
         print(f"loaded and embedded in {time.perf_counter() - started:.1f} s")
     lexeme_stats_refresh()
 
     gold = [q.pmid for q in questions]
+
     def rrf(query: str) -> list:
         depth = search.CANDIDATES
         vector = search._best_scores(search.vector_ranking(query=query, limit=depth))

@@ -1,4 +1,4 @@
-from django.urls import include, path
+from django.urls import path
 
 from chat import views
 
@@ -9,5 +9,4 @@ urlpatterns = [
     path("new/", views.conversation_new, name="new"),
     path("<int:pk>/", views.conversation_detail, name="conversation"),
     path("<int:pk>/messages/", views.message_new, name="message-new"),
-    path("research/", include("chat.research.urls")),
 ]

@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("", include("research.urls")),
     path("library/", include("evidence.urls")),
     path("tablizer/", include("pubmed.urls")),
     path("trialscout/", include("trials.urls")),

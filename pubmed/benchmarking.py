@@ -6,6 +6,7 @@ Benchmarks never touch the development database: they use their own database (de
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -109,3 +110,48 @@ def load_summary() -> str:
     except OSError:
         return "load average unavailable"
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} cores"
+
+
+def _digest(pmid: str) -> int:
+    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16)
+
+
+def is_stored(pmid: str) -> bool:
+    """Return True for the fixed half of PubMedQA whose abstracts the answer benchmarks store (SHA-1 even)."""
+    return _digest(pmid) % 2 == 0
+
+
+def is_heldout(pmid: str) -> bool:
+    """Return True for the held-out third of questions (SHA-1 divisible by 3); the rest is for development."""
+    return _digest(pmid) % 3 == 0
+
+
+def store_pubmedqa_half(*, reload: bool = False) -> int:
+    """Store the fixed half of the PubMedQA abstracts (first sentence as title) and seed the library; return the count.
+
+    The question must never be an abstract's title, so each abstract's own first sentence is. Kept
+    between runs: loaded again only when the stored set differs or `reload` is asked.
+    """
+    from dataclasses import replace
+
+    from django.core.management import call_command
+
+    from evidence.text import split_sentences
+    from pubmed.models import Abstract
+    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
+
+    call_command("migrate", verbosity=0)
+    with open(os.devnull, "w") as quiet:
+        call_command("seed_evidence", verbosity=0, stdout=quiet)
+    records, _ = pubmedqa_records()
+    stored = [
+        replace(record, title=(split_sentences(record.sections[0].text) or [""])[0][:300])
+        for record in records
+        if is_stored(record.pmid)
+    ]
+    if reload or Abstract.objects.count() != len(stored):
+        Abstract.objects.all().delete()
+        for start in range(0, len(stored), 200):
+            abstracts_upsert(records=stored[start : start + 200], embed=True)
+    lexeme_stats_refresh()
+    return len(stored)

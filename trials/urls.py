@@ -5,6 +5,5 @@ from trials import views
 app_name = "trials"
 
 urlpatterns = [
-    path("", views.trialscout, name="trialscout"),
     path("<str:nct_id>/", views.trial_detail, name="trial-detail"),
 ]

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 
 import structlog
 
-from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
+from chat.generation import generation_events
+from chat.pipeline.events import PipelineEvent, ResetEvent, StatusEvent
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.pipeline.support import checker_for
 from chat.prompts import build_system_prompt
 from chat.providers import get_provider
-from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError, TextDelta, ToolActivity
+from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError
 from chat.providers.extractive import ExtractiveProvider
 from evidence import selectors as evidence_selectors
 from evidence.citations.stream import StreamScrubber
@@ -42,6 +43,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name
+    run.checker = run.checker or checker_for(run)
     yield StatusEvent(
         "generate", "Composing the answer from the evidence" if provider.name == "extractive" else "Writing the answer"
     )
@@ -66,27 +68,13 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
 
 
 def _streamed(run: AnswerRun, provider: Provider, request: GenerationRequest) -> Iterator[PipelineEvent]:
-    """Run `provider`, yielding scrubbed deltas and tool progress; store its final `Generation` on the run."""
-    assert run.evidence is not None
-    run.checker = run.checker or checker_for(run)
-    scrubber = StreamScrubber(run.evidence, screen=run.checker.screen)
-    generation: Generation | None = None
-    for event in provider.generate(request):
-        if isinstance(event, TextDelta):
-            safe = scrubber.feed(event.text)
-            if safe:
-                yield DeltaEvent(safe)
-        elif isinstance(event, ToolActivity):
-            outcome = "failed" if event.is_error else f"{event.sources} record(s)"
-            yield StatusEvent("tool", f"Tool {event.name}: {outcome}")
-        elif isinstance(event, Generation):
-            generation = event
-    tail = scrubber.flush()
-    if tail:
-        yield DeltaEvent(tail)
-    if generation is None:
-        raise ProviderError("llm_malformed_output", f"The {provider.name} provider ended without an answer.")
-    run.generation = generation
+    """Run `provider` through the one provider-event loop; store its final `Generation` on the run."""
+    assert run.evidence is not None and run.checker is not None
+    for event in generation_events(provider, request, StreamScrubber(run.evidence, screen=run.checker.screen)):
+        if isinstance(event, Generation):
+            run.generation = event
+        else:
+            yield event
 
 
 def generate_trace(run: AnswerRun) -> TraceStep:

@@ -223,7 +223,9 @@ def live_search_query(run: AnswerRun) -> str:
 def phrases(question: str, topics: list[Concept]) -> list[Concept]:
     """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
     lowered = question.lower()
-    placed = sorted((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered)
+    placed = sorted(
+        ((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered), key=lambda pair: pair[0]
+    )
     merged: list[tuple[int, Concept]] = []
     for start, concept in placed:
         if merged:

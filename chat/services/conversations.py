@@ -1,13 +1,14 @@
 """Conversations: create them, and reply to a question with a stored, verified answer.
 
-The user's message is committed before any retrieval or model call, so a failure later on can
-never lose it; whatever happens afterwards, an assistant message is stored - the answer, or a
-clear message saying what went wrong.
+`reply_lifecycle` is the one lifecycle of a reply, for the chat page and the research trays: the
+user's message is committed before any retrieval or model call, so a failure later on can never
+lose it; whatever happens afterwards, an assistant message is stored - the answer, or a clear
+message saying what went wrong.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,34 +110,82 @@ def message_create(
     return message
 
 
-def _store_answer(conversation: Conversation, result: AnswerResult) -> Message:
-    return message_create(
-        conversation=conversation,
-        role=MessageRole.ASSISTANT,
-        content=result.answer,
-        context={"question": result.question, **result.context},
-        extras=result.extras(),
-        settings_hash=result.settings_hash,
-    )
+@dataclass(frozen=True)
+class Reply:
+    """An assistant reply ready to store: what the page shows, and the answer it came from if any."""
+
+    content: str
+    context: dict[str, Any]
+    extras: dict[str, Any]
+    result: AnswerResult | None = None
 
 
-def _store_failure(conversation: Conversation, question: str, settings_hash: str) -> Message:
-    return message_create(
-        conversation=conversation,
-        role=MessageRole.ASSISTANT,
-        content=UNEXPECTED_FAILURE,
-        context={"question": question},
-        extras={
-            "confidence": "RED",
-            "abstained": True,
-            "citations": [],
-            "references": [],
-            "trace": [],
-            "error": {"code": "internal_error", "message": UNEXPECTED_FAILURE, "notice": UNEXPECTED_FAILURE},
-            "settings_hash": settings_hash,
-        },
-        settings_hash=settings_hash,
+ReplyProducer = Callable[[Message], Iterator[PipelineEvent | Reply]]
+
+
+def reply_lifecycle(
+    *,
+    conversation: Conversation,
+    question: str,
+    produce: ReplyProducer,
+    failure: Reply,
+    settings_hash: str,
+    question_context: dict[str, Any] | None = None,
+) -> Iterator[ReplyEvent]:
+    """Store the question, stream what `produce(question message)` yields, and always store one reply.
+
+    The `Reply` that `produce` yields is stored; if producing raises, `failure` is stored instead.
+    A consumer that stops listening (a closed tab) does not lose the reply: it is finished and stored.
+    """
+    question_message = message_create(
+        conversation=conversation, role=MessageRole.USER, content=question, context=question_context
     )
+
+    def store(reply: Reply) -> Message:
+        return message_create(
+            conversation=conversation,
+            role=MessageRole.ASSISTANT,
+            content=reply.content,
+            context=reply.context,
+            extras=reply.extras,
+            settings_hash=settings_hash,
+        )
+
+    stored: Message | None = None
+    events = produce(question_message)
+    try:
+        yield QuestionSaved(question_message)
+        for event in events:
+            if isinstance(event, Reply):
+                stored = store(event)
+                yield AnswerSaved(stored, event.result)
+            else:
+                yield event
+    except GeneratorExit:
+        if stored is None:
+            _finish_unheard(conversation, events, store, failure)
+        raise
+    except Exception:
+        logger.exception("answer_failed", conversation_id=conversation.pk, message_id=question_message.pk)
+        if stored is None:
+            stored = store(failure)
+            yield AnswerSaved(stored, None)
+
+
+def _finish_unheard(
+    conversation: Conversation,
+    events: Iterator[PipelineEvent | Reply],
+    store: Callable[[Reply], Message],
+    failure: Reply,
+) -> None:
+    try:
+        for event in events:
+            if isinstance(event, Reply):
+                store(event)
+                return
+    except Exception:
+        logger.exception("answer_failed", conversation_id=conversation.pk, detached=True)
+        store(failure)
 
 
 def conversation_reply_events(
@@ -144,47 +193,40 @@ def conversation_reply_events(
 ) -> Iterator[ReplyEvent]:
     """Store the question, answer it, store the answer; yield progress and both stored messages.
 
-    Raises ValidationError (before storing anything) for an empty or oversized question. If the
-    consumer stops listening half-way (a closed browser tab), the answer is still completed and
-    stored, so reloading the page shows it.
+    Raises ValidationError (before storing anything) for an empty or oversized question.
     """
     question = check_question(text)
     settings = settings or answer_settings()
-    question_message = message_create(conversation=conversation, role=MessageRole.USER, content=question)
-    stored: Message | None = None
-    events: Iterator[PipelineEvent] | None = None
-    try:
+
+    def produce(question_message: Message) -> Iterator[PipelineEvent | Reply]:
         history = conversation_history(conversation=conversation, before=question_message, turns=settings.history_turns)
-        events = answer_events(question=question, history=history, settings=settings)
-        yield QuestionSaved(question_message)
-        for event in events:
+        for event in answer_events(question=question, history=history, settings=settings):
             if isinstance(event, DoneEvent):
-                stored = _store_answer(conversation, event.result)
-                yield AnswerSaved(stored, event.result)
+                result = event.result
+                context = {"question": result.question, **result.context}
+                yield Reply(content=result.answer, context=context, extras=result.extras(), result=result)
             else:
                 yield event
-    except GeneratorExit:
-        if stored is None and events is not None:
-            _finish_unheard(conversation, question, events, settings)
-        raise
-    except Exception:
-        logger.exception("answer_failed", conversation_id=conversation.pk, message_id=question_message.pk)
-        if stored is None:
-            stored = _store_failure(conversation, question, settings.short_hash())
-            yield AnswerSaved(stored, None)
 
-
-def _finish_unheard(
-    conversation: Conversation, question: str, events: Iterator[PipelineEvent], settings: AnswerSettings
-) -> None:
-    try:
-        for event in events:
-            if isinstance(event, DoneEvent):
-                _store_answer(conversation, event.result)
-                return
-    except Exception:
-        logger.exception("answer_failed", conversation_id=conversation.pk, detached=True)
-        _store_failure(conversation, question, settings.short_hash())
+    return reply_lifecycle(
+        conversation=conversation,
+        question=question,
+        produce=produce,
+        failure=Reply(
+            content=UNEXPECTED_FAILURE,
+            context={"question": question},
+            extras={
+                "confidence": "RED",
+                "abstained": True,
+                "citations": [],
+                "references": [],
+                "trace": [],
+                "error": {"code": "internal_error", "message": UNEXPECTED_FAILURE, "notice": UNEXPECTED_FAILURE},
+                "settings_hash": settings.short_hash(),
+            },
+        ),
+        settings_hash=settings.short_hash(),
+    )
 
 
 def conversation_reply(*, conversation: Conversation, text: Any, settings: AnswerSettings | None = None) -> Message:

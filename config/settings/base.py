@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "pubmed",
     "trials",
     "chat",
+    "research",
 ]
 
 MIDDLEWARE = [

@@ -1,7 +1,8 @@
 """Live PubMed search for a drug/disease pair: normalise, expand, ingest, and remember the search.
 
-This is step 4 of the answer pipeline (DESIGN.md §3) when the stored evidence is not sufficient:
-the disease name is normalised and checked against PubMed, the pair is expanded into 5-10 queries,
+Not part of the answer pipeline (its live search is `chat.pipeline.retrieve.search_live`); it is
+the drug x disease search the Evidence Scout builds on: the disease name is normalised and checked
+against PubMed, the pair is expanded into 5-10 queries,
 their results are fetched into the store, and the pair's query and PMIDs are kept in
 `search_queries` so asking again within `SEARCH_QUERY_TTL_SECONDS` costs no NCBI request.
 """

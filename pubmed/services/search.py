@@ -2,8 +2,8 @@
 
 Hybrid search ranks chunks both ways, collapses each ranking to abstracts (an abstract's score is
 that of its best chunk), fuses the two abstract rankings and returns each abstract's best chunk.
-The top `RERANK_DEPTH` are then reranked (model-free by default, by an LLM when one is configured)
-down to k.
+The top `RERANK_DEPTH` are then reranked by the model-free lexical reranker
+(`pubmed/services/rerank.py`) down to k.
 
 Fusion is a convex combination of per-query min-max-normalised scores (`VECTOR_WEIGHT` for cosine
 similarity, the rest for ts_rank); weighted reciprocal rank fusion is kept as `fuse_rankings`.

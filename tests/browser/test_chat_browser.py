@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.chat.conftest import FAKE_KEY
-from tests.chat.factories import UserFactory
 from tests.chat.fakes import Reply, Text
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -85,8 +85,8 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
         Reply(
             [
                 Text(
-                    "Anticoagulation is recommended for most patients with atrial fibrillation and advanced CKD "
-                    "(PMID: 38033089). A fabricated registry claims otherwise (PMID: 99999999). "
+                    "The US guideline revises advice on estimating stroke risk and on oral anticoagulation in atrial "
+                    "fibrillation (PMID: 38033089). A fabricated registry claims otherwise (PMID: 99999999). "
                     "KDIGO reviews stroke prevention across CKD stages and on dialysis "
                     "[citation:pmid:29522134:key_finding]. "
                     "Dosing of direct oral anticoagulants must follow kidney function."
@@ -103,18 +103,23 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
     page.get_by_role("button", name="Ask").click()
 
     preview = page.locator(".chat-turn.pending .chat-preview")
-    preview.filter(has_text="Anticoagulation is recommended").wait_for()
+    preview.filter(has_text="The US guideline revises advice").wait_for()
     assert "99999999" not in preview.inner_text()
 
     answer = page.locator("article.chat-turn.assistant:not(.pending)")
     answer.locator(".chat-references").wait_for()
     assert re.search(r"/chat/\d+/$", page.url), "the address became the conversation's"
     assert "99999999" not in page.content()
-    assert answer.locator(".badge").first.inner_text() == "Confidence: GREEN"
+    # Two of the four statements are supported by what they cite; the other two are removed and
+    # listed, and an answer that lost half its statements is not GREEN.
+    assert answer.locator(".badge").first.inner_text() == "Confidence: YELLOW"
+    assert answer.locator(".chat-removed summary").inner_text() == "2 statements removed as unsupported"
     text = answer.locator(".chat-answer").inner_text()
     assert text.startswith(
-        "Anticoagulation is recommended for most patients with atrial fibrillation and advanced CKD [1]."
+        "The US guideline revises advice on estimating stroke risk and on oral anticoagulation in atrial "
+        "fibrillation [1]."
     )
+    assert "registry" not in text and "must follow kidney function" not in text
 
     references = answer.locator(".chat-references li")
     assert references.count() == 2

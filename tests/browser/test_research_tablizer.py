@@ -23,8 +23,8 @@ from tests.chat.conftest import (  # noqa: F401  (fixtures)
     eutils,
     eutils_recording,
 )
-from tests.chat.factories import UserFactory
 from tests.chat.fakes import Reply, Text
+from tests.factories import UserFactory
 from tests.research.conftest import abstracts, esearch_serving, research_llm  # noqa: F401  (fixtures)
 from tests.research.fakes import record_id
 

@@ -11,7 +11,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 
 from evidence.models import Tag
-from tests.chat.factories import UserFactory
+from tests.factories import UserFactory
 from tests.research.conftest import (  # noqa: F401  (fixtures)
     MELANOMA_NCTS,
     melanoma_search,

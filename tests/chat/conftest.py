@@ -12,9 +12,9 @@ from django.core.cache import cache
 from pytest_httpserver import HTTPServer
 
 from chat.answer_settings import AnswerSettings, answer_settings
-from tests.chat.factories import UserFactory
 from tests.chat.fakes import FakeAnthropic, FakeOpenAI
 from tests.conftest import fake_http_server
+from tests.factories import UserFactory
 
 FAKE_KEY = "sk-ant-test-not-a-real-key"
 

@@ -7,7 +7,8 @@ import pytest
 from django.urls import reverse
 
 from evidence.models import Study
-from tests.evidence.factories import StudyFactory, UserFactory
+from tests.evidence.factories import StudyFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evidence.models import Study
-from tests.evidence.factories import StudyFactory, UserFactory
+from tests.evidence.factories import StudyFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

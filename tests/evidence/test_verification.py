@@ -9,7 +9,8 @@ from django.urls import reverse
 from evidence.models import IdentifierCheck, Study
 from evidence.services.verification import study_identifiers_verify, title_similarity
 from evidence.tasks import verify_study_identifiers
-from tests.evidence.factories import StudyFactory, UserFactory
+from tests.evidence.factories import StudyFactory
+from tests.factories import UserFactory
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from evidence.models import AnchorScenario, ClassificationRule, Tag
 from evidence.pico import extract_pico_rules
 from evidence.services.vocabulary_seed import vocabulary_seed
 from evidence.vocabulary import load_vocabulary
-from tests.evidence.factories import UserFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 

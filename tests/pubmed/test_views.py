@@ -1,4 +1,4 @@
-"""The Tablizer page and the abstract view, against the fake NCBI."""
+"""The abstract view against the fake NCBI."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import re
 import pytest
 from django.test import Client
 
-from pubmed.models import Abstract, AbstractChunk, EsearchCacheEntry
 from tests.pubmed.conftest import FakeEutils
 
 pytestmark = pytest.mark.django_db
@@ -18,77 +17,6 @@ RESULTS = ["31978945", "22663011", "33515491", "28495875", "32887691"]
 def _pmids_in_table(html: str) -> list[str]:
     body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     return re.findall(r'href="https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/"', body)
-
-
-def test_empty_page_shows_the_search_form(client: Client) -> None:
-    response = client.get("/tablizer/")
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert '<form method="get" action="/tablizer/"' in html
-    assert 'name="q"' in html and 'name="year_from"' in html and 'name="year_to"' in html
-    assert "<table" not in html
-
-
-def test_search_renders_a_table_in_pubmed_order_and_caches(client: Client, fake_eutils: FakeEutils,
-                                                           django_capture_on_commit_callbacks: object) -> None:
-    fake_eutils.esearch_ids = {"covid OR melanoma": RESULTS}
-    fake_eutils.serve()
-    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
-        response = client.get("/tablizer/", {"q": "covid OR melanoma"})
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert _pmids_in_table(html) == RESULTS
-    assert "5 results in PubMed; showing 5." in html
-    assert 'href="/tablizer/abstracts/22663011/"' in html
-    assert "Flaherty KT" in html and "N Engl J Med" in html
-    assert Abstract.objects.count() == 5
-    assert not AbstractChunk.objects.filter(embedding__isnull=True).exists()  # embedded after commit
-    assert EsearchCacheEntry.objects.count() == 1
-    client.get("/tablizer/", {"q": "covid OR melanoma", "sort": "year", "dir": "desc"})
-    assert len(fake_eutils.requests("/esearch.fcgi")) == 1  # served from the database cache
-    assert len(fake_eutils.requests("/efetch.fcgi")) == 1  # abstracts already stored
-
-
-def test_sorting_by_year_and_title(client: Client, fake_eutils: FakeEutils) -> None:
-    fake_eutils.esearch_ids = {"q": RESULTS}
-    fake_eutils.serve()
-    by_year = client.get("/tablizer/", {"q": "q", "sort": "year", "dir": "desc"}).content.decode()
-    years = {a.pmid: a.year for a in Abstract.objects.all()}
-    ordered = _pmids_in_table(by_year)
-    assert [years[p] for p in ordered] == sorted(years.values(), reverse=True)
-    assert 'aria-sort="descending"' in by_year
-    by_title = client.get("/tablizer/", {"q": "q", "sort": "title", "dir": "asc"}).content.decode()
-    titles = {a.pmid: a.title.lower() for a in Abstract.objects.all()}
-    assert [titles[p] for p in _pmids_in_table(by_title)] == sorted(titles.values())
-
-
-def test_load_more_and_date_range(client: Client, fake_eutils: FakeEutils) -> None:
-    fake_eutils.esearch_ids = {"q": RESULTS}
-    fake_eutils.serve()
-    first = client.get("/tablizer/", {"q": "q", "n": "2", "year_from": "2010", "year_to": "2025"}).content.decode()
-    assert _pmids_in_table(first) == RESULTS[:2]
-    assert '<a class="button" href="?q=q&amp;n=22&amp;year_from=2010&amp;year_to=2025">Load more</a>' in first
-    (seen,) = fake_eutils.requests("/esearch.fcgi")
-    assert (seen.params["mindate"], seen.params["maxdate"], seen.params["datetype"]) == (
-        "2010/01/01", "2025/12/31", "pdat")
-    more = client.get("/tablizer/", {"q": "q", "n": "22", "year_from": "2010", "year_to": "2025"}).content.decode()
-    assert _pmids_in_table(more) == RESULTS
-    assert "Load more" not in more
-
-
-def test_ncbi_errors_become_messages_not_500s(client: Client, fake_eutils: FakeEutils) -> None:
-    fake_eutils.respond("/esearch.fcgi", "Service Unavailable", status=503, content_type="text/plain")
-    response = client.get("/tablizer/", {"q": "covid"})
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert "PubMed search failed: NCBI E-utilities esearch.fcgi failed after 4 attempts" in html
-    assert 'class="message error"' in html
-
-
-def test_bad_form_input_is_a_message(client: Client) -> None:
-    response = client.get("/tablizer/", {"q": "covid", "year_from": "2020", "year_to": "2001"})
-    assert response.status_code == 200
-    assert "The start year 2020 is after the end year 2001." in response.content.decode()
 
 
 def test_abstract_view_shows_labelled_sections_and_links(client: Client, fake_eutils: FakeEutils) -> None:

@@ -1,7 +1,8 @@
 import factory
 
-from chat.models import AIColumn, AIColumnKind, AIColumnResult, ConversationApp
-from tests.chat.factories import UserFactory
+from chat.models import ConversationApp
+from research.models import AIColumn, AIColumnKind, AIColumnResult
+from tests.factories import UserFactory
 
 
 class AIColumnFactory(factory.django.DjangoModelFactory):

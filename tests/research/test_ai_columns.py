@@ -9,17 +9,17 @@ import time
 import pytest
 from django.core.exceptions import ValidationError
 
-from chat.models import AIColumn, AIColumnResult, AIColumnRun, AIColumnRunStatus
-from chat.research.ai_columns import (
+from research.ai_column_runs import ai_column_run_start
+from research.ai_columns import (
     LLM_REQUIRED_MESSAGE,
     RowAnswerInvalid,
     ai_column_create,
     ai_column_run_execute,
-    ai_column_run_start,
     check_ai_column,
     parse_row_answer,
     run_status,
 )
+from research.models import AIColumn, AIColumnResult, AIColumnRun, AIColumnRunStatus
 from tests.chat.fakes import HttpError
 from tests.research.conftest import MELANOMA, MELANOMA_NCTS
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory

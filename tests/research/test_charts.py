@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chat.research.charts import year_histogram
+from research.charts import year_histogram
 
 
 def test_bars_cover_every_year_and_scale_to_the_busiest() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.research.context import PROMPT_ITEMS
-from chat.research.pages import tablizer, trialscout
+from research.context import PROMPT_ITEMS
+from research.pages import tablizer, trialscout
 from tests.research.conftest import MELANOMA_NCTS
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory
 

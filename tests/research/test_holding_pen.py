@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from chat.registries import page_get
-from chat.research.holding_pen import PenExpired, pen_page, pen_stage
-from chat.research.tools import PageToolbox
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource
+from research.holding_pen import PenExpired, pen_page, pen_stage
+from research.registries import page_get
+from research.tools import PageToolbox
 
 
 def _entries(first: int, count: int) -> list[dict]:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from chat.payloads import (
+from research.payloads import (
     check_payload,
     normalize_phase,
     normalize_phases,
@@ -18,7 +18,7 @@ from chat.payloads import (
     parse_payloads,
     payload_preview_cut,
 )
-from chat.registries import PAYLOAD_TYPES, payload_type_get
+from research.registries import PAYLOAD_TYPES, payload_type_get
 from trials.constants import PHASES, SEARCHABLE_STATUSES
 
 TYPES = list(PAYLOAD_TYPES.values())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chat.registries import (
+from chat.tools import TOOLS
+from research.pages import tablizer, trialscout
+from research.registries import (
     PAGES,
     Page,
     PayloadType,
@@ -16,8 +18,6 @@ from chat.registries import (
     register_page,
     register_payload_type,
 )
-from chat.research.pages import tablizer, trialscout
-from chat.tools import TOOLS
 
 
 @pytest.mark.parametrize(
@@ -29,7 +29,7 @@ from chat.tools import TOOLS
             ("search_pubmed", "get_pubmed_article"),
             tablizer.build_context,
             tablizer.load_items,
-            "pubmed:tablizer",
+            "research:tablizer",
         ),
         (
             "trialscout",
@@ -37,7 +37,7 @@ from chat.tools import TOOLS
             ("get_trial",),
             trialscout.build_context,
             trialscout.load_items,
-            "trials:trialscout",
+            "research:trialscout",
         ),
     ],
 )
@@ -120,8 +120,8 @@ def test_registering_twice_or_with_unknown_payload_types_is_refused() -> None:
         name="library",
         title="Library",
         url_name="evidence:library",
-        context_builder="x.y",
-        item_loader="x.z",
+        build_context=dict,
+        load_items=dict,
         payload_types=("nonexistent",),
         tools=(),
         item_label="study",

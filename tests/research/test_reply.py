@@ -7,11 +7,11 @@ import json
 import pytest
 
 from chat.models import Conversation, MessageRole
-from chat.registries import page_get
-from chat.research import reply as reply_module
-from chat.research.ai_columns import LLM_REQUIRED_MESSAGE
-from chat.research.reply import tray_reply
 from evidence.models import Tag
+from research import reply as reply_module
+from research.ai_columns import LLM_REQUIRED_MESSAGE
+from research.registries import page_get
+from research.reply import tray_reply
 from tests.chat.fakes import HttpError, Reply, Text, ToolUse
 from tests.research.conftest import MELANOMA
 

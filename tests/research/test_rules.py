@@ -6,10 +6,12 @@ from datetime import date
 
 import pytest
 
-from chat.payloads import check_payload
-from chat.registries import payload_type_get
-from chat.research.rules import ANALYSE, COLUMN, SEARCH, build_pubmed_query, build_trial_search, classify_request
 from evidence.vocabulary import Vocabulary, VocabularyTerm
+from research.payloads import check_payload
+from research.registries import payload_type_get
+from research.rules.intent import ANALYSE, COLUMN, SEARCH, classify_request
+from research.rules.pubmed_query import build_pubmed_query
+from research.rules.trial_search import build_trial_search
 
 TODAY = date(2026, 11, 22)
 

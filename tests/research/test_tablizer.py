@@ -12,13 +12,13 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from chat.models import Conversation, Message, MessageRole
-from chat.registries import page_get
-from chat.research.pages import tablizer
-from chat.research.reply import tray_reply
 from evidence.models import Tag
 from pubmed.models import TablizerSnapshot
 from pubmed.services.snapshots import compare_pmids
-from tests.chat.factories import UserFactory
+from research.pages import tablizer
+from research.registries import page_get
+from research.reply import tray_reply
+from tests.factories import UserFactory
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory
 
 A_PMIDS = ["35123456", "22663011", "28775130"]

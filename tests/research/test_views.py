@@ -8,11 +8,12 @@ from urllib.parse import urlencode
 import lxml.html
 import pytest
 
-from chat.models import AIColumn, AIColumnResult, AIColumnRun, Conversation, Message, MessageRole
-from chat.research.ai_columns import LLM_REQUIRED_MESSAGE
-from tests.chat.factories import UserFactory
+from chat.models import Conversation, Message, MessageRole
+from research.ai_columns import LLM_REQUIRED_MESSAGE
+from research.models import AIColumn, AIColumnResult, AIColumnRun
 from tests.chat.fakes import Reply, Text
 from tests.chat.test_views import parse_sse
+from tests.factories import UserFactory
 from tests.research.conftest import MELANOMA, MELANOMA_NCTS
 from tests.research.factories import AIColumnFactory, AIColumnResultFactory
 from tests.research.fakes import record_id

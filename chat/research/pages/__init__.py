@@ -1,1 +1,0 @@
-"""Context builders and item loaders of the research pages, named in chat.registries."""

@@ -1,0 +1,46 @@
+"""Start AI-column runs: record the rows to evaluate and queue the Celery job once the transaction commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+from django.db import transaction
+from django.utils import timezone
+
+from research.ai_columns import MAX_RUN_ROWS
+from research.models import AIColumn, AIColumnResult, AIColumnRun, AIColumnRunStatus
+from research.tasks import ai_column_run_task
+
+logger = structlog.get_logger(__name__)
+
+
+def _enqueue(run_id: str) -> None:
+    try:
+        result = ai_column_run_task.delay(run_id)
+    except Exception as exc:  # broker down: say so on the run instead of leaving it pending forever
+        logger.exception("ai_column_run_not_queued", run_id=run_id)
+        AIColumnRun.objects.filter(pk=run_id).update(
+            status=AIColumnRunStatus.FAILED,
+            finished_at=timezone.now(),
+            errors=[{"item_id": "", "code": "not_queued", "message": f"The job could not be queued: {exc}"}],
+        )
+        return
+    AIColumnRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")
+
+
+@transaction.atomic
+def ai_column_run_start(*, column: AIColumn, item_ids: Sequence[str]) -> AIColumnRun | None:
+    """Queue evaluation of the rows of `item_ids` that have no cached answer; None when all have one.
+
+    The job is queued once this transaction commits (eagerly, without a broker, it runs then).
+    """
+    wanted = list(dict.fromkeys(item_id for item_id in item_ids if item_id))[:MAX_RUN_ROWS]
+    cached = set(AIColumnResult.objects.filter(column=column, item_id__in=wanted).values_list("item_id", flat=True))
+    missing = [item_id for item_id in wanted if item_id not in cached]
+    if not missing:
+        return None
+    run = AIColumnRun.objects.create(column=column, item_ids=missing, total=len(missing))
+    run_id = str(run.pk)
+    transaction.on_commit(lambda: _enqueue(run_id))
+    return run

@@ -1,0 +1,148 @@
+"""The Tablizer page: a PubMed search rendered as a sortable table, with snapshots, compare mode and the tray."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from pubmed.clients import EutilsError
+from pubmed.forms import TablizerForm
+from pubmed.models import Abstract
+from pubmed.selectors import TABLIZER_SORTS, abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
+from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
+from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
+from research.charts import year_histogram
+from research.page import research_context
+from research.pages.tablizer import compare_ids, parse_state, state_query
+
+COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
+           ("year", "Year"), ("type", "Publication type")]
+
+
+def tablizer(request: HttpRequest) -> HttpResponse:
+    form = TablizerForm(request.GET or None)
+    context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None}
+    searched: dict[str, Any] = {}
+    rows: list[Abstract] = []
+    if form.is_bound and form.is_valid() and form.cleaned_data["q"]:
+        data = form.cleaned_data
+        try:
+            result = tablizer_search(
+                query=data["q"], year_from=data["year_from"], year_to=data["year_to"], rows=data["n"]
+            )
+        except (EutilsError, ValueError) as exc:
+            messages.error(request, f"PubMed search failed: {exc}")
+        else:
+            params = request.GET.copy()
+            searched = dict(data)
+            rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
+            context.update(
+                result=result,
+                sort=data["sort"],
+                dir=data["dir"],
+                sortable=[key for key in TABLIZER_SORTS if key != "relevance"],
+                more_query=_with(params, n=str(data["n"] + PAGE_ROWS)),
+                sort_queries={
+                    key: _with(params, sort=key, dir="desc" if data["sort"] == key and data["dir"] == "asc" else "asc")
+                    for key, _ in COLUMNS
+                },
+            )
+    elif form.is_bound and not form.is_valid():
+        for error in form.non_field_errors():
+            messages.error(request, error)
+        for field in form:
+            for error in field.errors:
+                messages.error(request, f"{field.label}: {error}")
+    context.update(_research(request, searched=searched, rows=rows))
+    return render(request, "research/tablizer.html", context)
+
+
+def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abstract]) -> dict[str, Any]:
+    """Return the snapshots, compare mode, histogram, chat tray and AI columns of the Tablizer page."""
+    ids = compare_ids(request.GET.urlencode())
+    chosen = [snapshot_get(user=request.user, snapshot_id=pk) for pk in ids] if ids else []
+    comparison = snapshots_compare(a=chosen[0], b=chosen[1]) if ids and all(chosen) else None  # type: ignore[arg-type]
+    groups: list[tuple[str, str, list[Abstract]]] = []
+    if comparison is not None:
+        groups = [
+            ("only-a", f"Only in A: {comparison.a.label}", abstracts_by_pmids(pmids=comparison.only_a)),
+            ("both", "In both", abstracts_by_pmids(pmids=comparison.both)),
+            ("only-b", f"Only in B: {comparison.b.label}", abstracts_by_pmids(pmids=comparison.only_b)),
+        ]
+        rows = [abstract for _, _, group in groups for abstract in group]
+    elif ids:
+        messages.error(request, "Compare mode needs two of your snapshots; pick them from the list.")
+    state = state_query(searched, compare=ids if comparison else None)
+    context = research_context(request, page="tablizer", state=state, item_ids=[abstract.pmid for abstract in rows])
+    ai = context["ai"]
+
+    def pmid(abstract: Abstract) -> str:
+        return abstract.pmid
+
+    context.update(
+        comparison=comparison,
+        rows=[] if comparison else ai.rows(rows, key=pmid),
+        groups=[(key, title, len(group), ai.rows(group, key=pmid)) for key, title, group in groups],
+        loaded=len(rows),
+        histogram=year_histogram(abstract.year for abstract in rows),
+        snapshots=list(snapshots_for_user(user=request.user)[:50]),
+        search_state=state_query(searched),
+    )
+    return context
+
+
+def _back(state: str, anchor: str) -> str:
+    return f"{reverse('research:tablizer')}{'?' + state if state else ''}#{anchor}"
+
+
+@login_required
+@require_POST
+def snapshot_create(request: HttpRequest) -> HttpResponse:
+    """Save the search the page shows (its state) as a labelled snapshot."""
+    state = request.POST.get("state", "")[:4000]
+    data = parse_state(state)
+    if not data:
+        messages.error(request, "Run a search first: a snapshot saves the results of a search.")
+        return redirect(_back(state, "snapshots"))
+    try:
+        snapshot = snapshot_save(
+            user=request.user,
+            label=request.POST.get("label", ""),
+            query=data["q"],
+            year_from=data["year_from"],
+            year_to=data["year_to"],
+            rows=data["n"],
+        )
+    except ValidationError as exc:
+        messages.error(request, exc.messages[0])
+    except (EutilsError, ValueError) as exc:
+        messages.error(request, f"PubMed search failed: {exc}")
+    else:
+        messages.success(request, f"Saved the snapshot {snapshot.label!r} ({snapshot.count} results).")
+    return redirect(_back(state, "snapshots"))
+
+
+@login_required
+@require_POST
+def snapshot_remove(request: HttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = snapshot_get(user=request.user, snapshot_id=snapshot_id)
+    if snapshot is None:
+        raise Http404("You have no snapshot with that number.")
+    label = snapshot.label
+    snapshot_delete(snapshot=snapshot)
+    messages.success(request, f"Deleted the snapshot {label!r}.")
+    return redirect(_back(request.POST.get("state", "")[:4000], "snapshots"))
+
+
+def _with(params: object, **changes: str) -> str:
+    query = params.copy()  # type: ignore[attr-defined]
+    for key, value in changes.items():
+        query[key] = value
+    return query.urlencode()

@@ -1,0 +1,258 @@
+"""The TrialScout page: the search form, results, load more, and errors as messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.contrib.staticfiles import finders
+from lxml import html
+from pytest_httpserver import HTTPServer
+from werkzeug import Response
+
+from trials.clients import SEARCH_FIELDS
+
+pytestmark = pytest.mark.django_db
+
+JSON = "application/json"
+PHELAN_TOKEN = "ZVt07cGHkvI2wRk2CJf6_LLq14bEL8swd7KrgP4dnDeTsPkw"
+PHELAN_TOKEN_2 = "ZVt07cGHkvI2wRk2CJf6_LLq14bEL8swd7KrgP4bmjeauvk_IQ"
+
+
+def page(response) -> html.HtmlElement:
+    return html.fromstring(response.content.decode())
+
+
+def result_ids(doc: html.HtmlElement) -> list[str]:
+    return [link.text_content() for link in doc.cssselect("#trial-results tbody tr td:first-child a")]
+
+
+def load_more_href(doc: html.HtmlElement) -> str | None:
+    links = doc.cssselect("a[data-load-more]")
+    return links[0].get("href") if links else None
+
+
+def test_empty_page_shows_the_form_and_asks_nothing(client, ctgov: HTTPServer) -> None:
+    response = client.get("/trialscout/")
+
+    assert response.status_code == 200
+    doc = page(response)
+    assert [box.get("value") for box in doc.cssselect("input[name=phase]")] == [
+        "EARLY_PHASE1",
+        "PHASE1",
+        "PHASE2",
+        "PHASE3",
+        "PHASE4",
+        "NA",
+    ]
+    assert [box.get("value") for box in doc.cssselect("input[name=status]")] == [
+        "RECRUITING",
+        "ACTIVE_NOT_RECRUITING",
+        "COMPLETED",
+        "NOT_YET_RECRUITING",
+        "TERMINATED",
+        "WITHDRAWN",
+        "SUSPENDED",
+    ]
+    assert [field.get("name") for field in doc.cssselect("form[role=search] input[type=search]")] == [
+        "condition",
+        "intervention",
+        "sponsor",
+        "q",
+    ]
+    assert doc.cssselect("form[role=search]")[0].get("method") == "get"
+    assert doc.cssselect("#trial-results") == []
+    assert ctgov.log == []
+
+
+def test_search_shows_results_total_and_a_load_more_link(
+    client, ctgov: HTTPServer, recording: Callable[[str], bytes], settings
+) -> None:
+    settings.CTGOV_PAGE_SIZE = 5
+    ctgov.expect_request("/api/v2/studies").respond_with_data(
+        recording("biomcp/search_phelan_limit5_20260811.json"), content_type=JSON
+    )
+
+    response = client.get("/trialscout/", {"condition": "Phelan-McDermid Syndrome"})
+
+    assert response.status_code == 200
+    doc = page(response)
+    assert doc.cssselect("#results-heading")[0].text_content().strip() == "21 trials found"
+    assert result_ids(doc) == ["NCT02710084", "NCT05105685", "NCT01525901", "NCT03493607", "NCT07119606"]
+    first_row = [cell.text_content().strip() for cell in doc.cssselect("#trial-results tbody tr")[0]]
+    assert first_row == [
+        "NCT02710084",
+        "Piloting Treatment With Intranasal Oxytocin in Phelan-McDermid Syndrome",
+        "Phase 2",
+        "Completed",
+        "Alexander Kolevzon",
+        "18",
+        "Phelan-McDermid Syndrome",
+    ]
+    assert doc.cssselect("#trial-results tbody tr")[0].cssselect("a")[0].get("href") == "/trialscout/NCT02710084/"
+    assert parse_qs(urlsplit(load_more_href(doc)).query) == {
+        "condition": ["Phelan-McDermid Syndrome"],
+        "page_token": [PHELAN_TOKEN],
+    }
+    assert doc.cssselect("input[name=condition]")[0].get("value") == "Phelan-McDermid Syndrome"
+    assert [request.args.to_dict() for request, _ in ctgov.log] == [
+        {
+            "format": "json",
+            "pageSize": "5",
+            "query.cond": "Phelan-McDermid Syndrome",
+            "fields": ",".join(SEARCH_FIELDS),
+            "countTotal": "true",
+        }
+    ]
+
+
+def test_every_filter_reaches_ctgov_and_stays_selected_on_reload(
+    client, ctgov: HTTPServer, recording: Callable[[str], bytes]
+) -> None:
+    ctgov.expect_request("/api/v2/studies").respond_with_data(
+        recording("biomcp/search_melanoma_recruiting_limit3_20260811.json"), content_type=JSON
+    )
+    url = (
+        "/trialscout/?condition=melanoma&intervention=pembrolizumab&sponsor=Merck&q=PD-1"
+        "&phase=PHASE3&phase=PHASE2&status=RECRUITING&status=NOT_YET_RECRUITING&sort=start_date"
+    )
+
+    response = client.get(url)
+
+    assert response.status_code == 200
+    args = ctgov.log[0][0].args.to_dict()
+    assert args == {
+        "format": "json",
+        "pageSize": "20",
+        "query.cond": "melanoma",
+        "query.intr": "pembrolizumab",
+        "query.lead": "Merck",
+        "query.term": "PD-1",
+        "filter.overallStatus": "RECRUITING,NOT_YET_RECRUITING",
+        "filter.advanced": "AREA[Phase](PHASE2 OR PHASE3)",
+        "sort": "StartDate:desc",
+        "fields": ",".join(SEARCH_FIELDS),
+        "countTotal": "true",
+    }
+    doc = page(response)
+    assert [box.get("value") for box in doc.cssselect("input[name=phase][checked]")] == ["PHASE2", "PHASE3"]
+    assert [box.get("value") for box in doc.cssselect("input[name=status][checked]")] == [
+        "RECRUITING",
+        "NOT_YET_RECRUITING",
+    ]
+    assert doc.cssselect("select[name=sort] option[selected]")[0].get("value") == "start_date"
+    assert doc.cssselect("input[name=sponsor]")[0].get("value") == "Merck"
+
+
+def test_load_more_pages_to_the_end_of_the_results(
+    client, ctgov: HTTPServer, recording: Callable[[str], bytes], settings
+) -> None:
+    """Page 1 → page 2 (the recorded pair), then a last page without nextPageToken."""
+    settings.CTGOV_PAGE_SIZE = 5
+    pages = {
+        None: recording("biomcp/search_phelan_limit5_20260811.json"),
+        PHELAN_TOKEN: recording("biomcp/search_phelan_next_20260811.json"),
+        # No page 3 of this search was recorded; the recorded final page of the same query stands in.
+        PHELAN_TOKEN_2: recording("biomcp/search_phelan_limit50_20260811.json"),
+    }
+    ctgov.expect_request("/api/v2/studies").respond_with_handler(
+        lambda request: Response(pages[request.args.get("pageToken")], content_type=JSON)
+    )
+
+    first = page(client.get("/trialscout/", {"condition": "Phelan-McDermid Syndrome"}))
+    second_response = client.get("/trialscout/" + load_more_href(first))
+    second = page(second_response)
+    third = page(client.get("/trialscout/" + load_more_href(second)))
+
+    assert second_response.status_code == 200
+    assert result_ids(second) == ["NCT05187377", "NCT03836300", "NCT07014020", "NCT05025241", "NCT07281079"]
+    assert second.cssselect("#results-heading")[0].text_content().strip() == "More trials"
+    assert second.xpath("//a[text()='Back to the first page of this search']/@href") == [
+        "?condition=Phelan-McDermid+Syndrome"
+    ]
+    assert parse_qs(urlsplit(load_more_href(second)).query)["page_token"] == [PHELAN_TOKEN_2]
+    assert load_more_href(third) is None
+    assert "End of results." in third.text_content()
+    tokens = [request.args.get("pageToken") for request, _ in ctgov.log]
+    assert tokens == [None, PHELAN_TOKEN, PHELAN_TOKEN_2]
+    conditions = {request.args.get("query.cond") for request, _ in ctgov.log}
+    assert conditions == {"Phelan-McDermid Syndrome"}, "every page repeats the first page's criteria"
+
+
+def test_ctgov_failure_is_a_message_on_the_page_not_an_error_page(client, ctgov: HTTPServer) -> None:
+    ctgov.expect_request("/api/v2/studies").respond_with_data("Service Unavailable", status=503)
+
+    response = client.get("/trialscout/", {"condition": "melanoma"})
+
+    assert response.status_code == 200
+    doc = page(response)
+    assert doc.cssselect("#trial-search-error")[0].text_content() == (
+        "ClinicalTrials.gov is failing (HTTP 503) (3 attempts); try again in a few minutes."
+    )
+    assert doc.cssselect("#trial-search-error")[0].get("role") == "alert"
+    assert doc.cssselect("input[name=condition]")[0].get("value") == "melanoma"
+    assert len(ctgov.log) == 3
+
+
+def test_rejected_search_shows_ctgov_reason(client, ctgov: HTTPServer) -> None:
+    # No real ClinicalTrials.gov 400 body was captured; the OpenAPI document says they are text/plain.
+    ctgov.expect_request("/api/v2/studies").respond_with_data(
+        "Invalid query.cond: unbalanced parentheses", status=400, content_type="text/plain"
+    )
+
+    response = client.get("/trialscout/", {"condition": "(melanoma"})
+
+    assert response.status_code == 200
+    assert page(response).cssselect("#trial-search-error")[0].text_content() == (
+        "ClinicalTrials.gov rejected the request for the study search: Invalid query.cond: unbalanced parentheses"
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            {"condition": "", "sponsor": ""},
+            "Fill in a condition, intervention, lead sponsor or other terms, or pick a phase or status.",
+        ),
+        ({"condition": "asthma", "phase": "PHASE9"}, "PHASE9 is not a phase; pick from the list."),
+        (
+            {"condition": "asthma", "status": "UNKNOWN"},
+            "UNKNOWN is not a status TrialScout searches by; pick from the list.",
+        ),
+        (
+            {"condition": "asthma", "page_token": "<script>"},
+            "page_token must be the next_page_token of a previous search, unchanged.",
+        ),
+        ({"condition": "x" * 301}, "Ensure this value has at most 300 characters (it has 301)."),
+    ],
+)
+def test_invalid_search_shows_why_and_asks_nothing(client, ctgov: HTTPServer, query: dict, message: str) -> None:
+    response = client.get("/trialscout/", query)
+
+    assert response.status_code == 200
+    assert message in page(response).text_content()
+    assert page(response).cssselect("#trial-results") == []
+    assert ctgov.log == []
+
+
+def test_comma_separated_phases_in_a_shared_url_are_understood(
+    client, ctgov: HTTPServer, recording: Callable[[str], bytes]
+) -> None:
+    ctgov.expect_request("/api/v2/studies").respond_with_data(
+        recording("biomcp/search_keytruda_limit3_20260811.json"), content_type=JSON
+    )
+
+    response = client.get("/trialscout/", {"intervention": "Keytruda", "phase": "phase1,PHASE2"})
+
+    assert response.status_code == 200
+    assert ctgov.log[0][0].args["filter.advanced"] == "AREA[Phase](PHASE1 OR PHASE2)"
+    assert result_ids(page(response)) == ["NCT05431270", "NCT03590054", "NCT04795661"]
+
+
+def test_load_more_script_is_a_static_file_the_page_includes(client) -> None:
+    response = client.get("/trialscout/")
+
+    assert '<script src="/static/trials/trialscout.js" defer></script>' in response.content.decode()
+    assert finders.find("trials/trialscout.js") is not None
