@@ -169,9 +169,9 @@ def judge_claim(
         first, last = unit.spans[unit_index]
         sentences = unit.sentences[first : last + 1]
         supporting = " ".join(sentences)
-        missing = missing_numbers(claim, supporting)
-        if missing:
-            first_failure = first_failure or _number_failure(missing[0].text, source_text)
+        absent_numbers = missing_numbers(claim, supporting)
+        if absent_numbers:
+            first_failure = first_failure or _number_failure(absent_numbers[0].text, source_text)
             continue
         # Negation and direction are read from the pair's sentence closest to the claim, so a "not"
         # in the neighbouring sentence cannot lend a negated claim its support.

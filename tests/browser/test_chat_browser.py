@@ -52,8 +52,11 @@ def clinician(db):
 @pytest.fixture
 def seeded(transactional_db) -> None:
     from evidence.services.seed import evidence_seed
+    from evidence.services.vocabulary_seed import vocabulary_seed
 
+    # As `seed_evidence` (and so `make run`) does: the library and the vocabulary it is judged with.
     evidence_seed()
+    vocabulary_seed()
 
 
 def log_in(page, base_url: str) -> None:
@@ -85,9 +88,10 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
         Reply(
             [
                 Text(
-                    "The US guideline revises advice on estimating stroke risk and on oral anticoagulation in atrial "
-                    "fibrillation (PMID: 38033089). A fabricated registry claims otherwise (PMID: 99999999). "
-                    "KDIGO reviews stroke prevention across CKD stages and on dialysis "
+                    "The US guideline revises advice on estimating stroke risk, oral anticoagulation, left atrial "
+                    "appendage occlusion and catheter ablation (PMID: 38033089). A fabricated registry claims "
+                    "otherwise (PMID: 99999999). KDIGO summarises how to prevent stroke across CKD stages and on "
+                    "dialysis "
                     "[citation:pmid:29522134:key_finding]. "
                     "Dosing of direct oral anticoagulants must follow kidney function."
                 )
@@ -116,8 +120,8 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
     assert answer.locator(".chat-removed summary").inner_text() == "2 statements removed as unsupported"
     text = answer.locator(".chat-answer").inner_text()
     assert text.startswith(
-        "The US guideline revises advice on estimating stroke risk and on oral anticoagulation in atrial "
-        "fibrillation [1]."
+        "The US guideline revises advice on estimating stroke risk, oral anticoagulation, left atrial appendage "
+        "occlusion and catheter ablation [1]."
     )
     assert "registry" not in text and "must follow kidney function" not in text
 
