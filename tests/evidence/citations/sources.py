@@ -1,5 +1,7 @@
 """Evidence the citation tests cite: library studies, retrieved chunks, an unapproved chunk."""
 
+from hypothesis import strategies as st
+
 from evidence.sources import EvidenceSet, EvidenceSource
 
 DYNAMIC = EvidenceSource(
@@ -99,3 +101,39 @@ def evidence(*sources: EvidenceSource) -> EvidenceSet:
 
 def events(caplog, name: str) -> list[dict]:
     return [record.msg for record in caplog.records if isinstance(record.msg, dict) and record.msg.get("event") == name]
+
+
+# Answer text mixing words with identifiers of every form, real and fabricated (property tests).
+ALLOWED = {key for source in [DYNAMIC, REINERT, TIE_2016, UNAPPROVED, *LIBRARY] for key in source.identifier_keys()}
+words = st.sampled_from(["ctDNA", "relapse", "adjuvant", "trial", "showed", "benefit", "risk", "the", "and", "colon"])
+random_pmid = st.integers(min_value=1, max_value=999_999_999).map(str)
+random_doi = st.builds(
+    lambda a, b: f"10.{a}/{b}", st.integers(1000, 99999), st.text("abcdefXYZ0123456789.-", min_size=1, max_size=12)
+)
+random_nct = st.integers(0, 99_999_999).map(lambda n: f"NCT{n:08d}")
+fragment = st.one_of(
+    words,
+    random_pmid.map(lambda p: f"(PMID: {p})"),
+    random_pmid.map(lambda p: f"PMID {p}"),
+    random_pmid.map(lambda p: f"[citation:pmid:{p}:0]"),
+    random_pmid.map(lambda p: f"https://pubmed.ncbi.nlm.nih.gov/{p}/"),
+    random_doi.map(lambda d: f"doi:{d}"),
+    random_doi.map(lambda d: f"https://doi.org/{d}"),
+    random_nct,
+    st.integers(0, 12).map(lambda n: f"[{n}]"),
+    st.sampled_from(
+        [
+            "(PMID: 35657320)",
+            "[citation:pmid:31070691:31070691:0]",
+            "NCT03057951",
+            "doi:10.1126/scitranslmed.aaf6219",
+            "DYNAMIC",
+            "GALAXY",
+            "EMPEROR-Preserved",
+            "[2]",
+            "(PMC9701133)",
+        ]
+    ),
+    st.sampled_from([".", ",", "\n", "\n\n## References\n", "- "]),
+)
+answer_text = st.lists(fragment, max_size=40).map(" ".join)

@@ -9,7 +9,17 @@ from evidence.citations.parse import identifiers_in
 from evidence.citations.verify import DEFAULT_ABSTENTION, compute_confidence, verify_answer
 from evidence.confidence import GREEN, RED, YELLOW
 from evidence.sources import EvidenceSet, EvidenceSource
-from tests.evidence.citations.sources import DYNAMIC, GALAXY, LIBRARY, REINERT, TIE_2016, UNAPPROVED, events, evidence
+from tests.evidence.citations.sources import (
+    ALLOWED,
+    DYNAMIC,
+    GALAXY,
+    LIBRARY,
+    UNAPPROVED,
+    answer_text,
+    events,
+    evidence,
+    words,
+)
 
 
 def test_known_identifiers_become_numbered_markers_in_order_of_first_use():
@@ -207,43 +217,6 @@ def test_density_counts_cited_sentences_over_sentences():
         evidence=evidence(),
     )
     assert (result.sentences, result.cited_sentences, result.density, result.confidence) == (4, 2, 0.5, GREEN)
-
-
-# --- properties ---------------------------------------------------------------------------------
-
-ALLOWED = {key for source in [DYNAMIC, REINERT, TIE_2016, UNAPPROVED, *LIBRARY] for key in source.identifier_keys()}
-words = st.sampled_from(["ctDNA", "relapse", "adjuvant", "trial", "showed", "benefit", "risk", "the", "and", "colon"])
-random_pmid = st.integers(min_value=1, max_value=999_999_999).map(str)
-random_doi = st.builds(
-    lambda a, b: f"10.{a}/{b}", st.integers(1000, 99999), st.text("abcdefXYZ0123456789.-", min_size=1, max_size=12)
-)
-random_nct = st.integers(0, 99_999_999).map(lambda n: f"NCT{n:08d}")
-fragment = st.one_of(
-    words,
-    random_pmid.map(lambda p: f"(PMID: {p})"),
-    random_pmid.map(lambda p: f"PMID {p}"),
-    random_pmid.map(lambda p: f"[citation:pmid:{p}:0]"),
-    random_pmid.map(lambda p: f"https://pubmed.ncbi.nlm.nih.gov/{p}/"),
-    random_doi.map(lambda d: f"doi:{d}"),
-    random_doi.map(lambda d: f"https://doi.org/{d}"),
-    random_nct,
-    st.integers(0, 12).map(lambda n: f"[{n}]"),
-    st.sampled_from(
-        [
-            "(PMID: 35657320)",
-            "[citation:pmid:31070691:31070691:0]",
-            "NCT03057951",
-            "doi:10.1126/scitranslmed.aaf6219",
-            "DYNAMIC",
-            "GALAXY",
-            "EMPEROR-Preserved",
-            "[2]",
-            "(PMC9701133)",
-        ]
-    ),
-    st.sampled_from([".", ",", "\n", "\n\n## References\n", "- "]),
-)
-answer_text = st.lists(fragment, max_size=40).map(" ".join)
 
 
 def _key(kind: str, value: str) -> tuple[str, str]:
