@@ -143,7 +143,10 @@ def score_sentence(
     else:
         return 0.0
     if coverage == 0:
-        return 0.0
+        # The source was judged to address the question as a whole; its results and conclusions may
+        # still use its own abbreviations ("HBO" for hyperbaric oxygen), so they stay candidates.
+        bonus = _section_bonus(section)
+        return round(0.05 + bonus, 4) if bonus > 0 else 0.0
     words = len(sentence.split())
     score = coverage + _section_bonus(section)
     if _NUMBER.search(sentence):

@@ -100,6 +100,10 @@ class QuestionScore:
     was_repaired: bool
     seconds: float
     error: str = ""
+    claims_supported: int = 0
+    claims_written: int = 0
+    citations_supporting: int = 0
+    citations_made: int = 0
 
     @property
     def expected_cited(self) -> list[str]:
@@ -125,6 +129,20 @@ class EvaluationSummary:
     mean_density: float
     seconds: float
     scores: list[QuestionScore] = field(default_factory=list)
+    claims_supported: int = 0
+    claims_written: int = 0
+    citations_supporting: int = 0
+    citations_made: int = 0
+
+    @property
+    def citation_recall(self) -> float:
+        """ALCE-style: share of the statements the writer made that their citations support."""
+        return self.claims_supported / self.claims_written if self.claims_written else 0.0
+
+    @property
+    def citation_precision(self) -> float:
+        """ALCE-style: share of the (statement, cited source) pairs in which the source supports the statement."""
+        return self.citations_supporting / self.citations_made if self.citations_made else 0.0
 
     @property
     def citation_coverage(self) -> float:
@@ -145,6 +163,8 @@ class EvaluationSummary:
             retrieval_recall=round(self.retrieval_recall, 4),
             abstention_rate=round(self.abstention_rate, 4),
             fabricated_count=len(self.fabricated),
+            citation_recall=round(self.citation_recall, 4),
+            citation_precision=round(self.citation_precision, 4),
         )
         return data
 
@@ -218,8 +238,28 @@ def evaluate_question(
         was_repaired=result.was_repaired,
         seconds=round(time.monotonic() - started, 3),
         error=(result.error or {}).get("code", ""),
+        **claim_support(result),
     )
     return score, result
+
+
+def claim_support(result: AnswerResult) -> dict[str, int]:
+    """Count the written statements the citations support, and the (statement, source) pairs that hold.
+
+    Statements removed as unsupported count as written and unsupported, so the numbers measure what
+    the writer produced, before verification took anything away.
+    """
+    shown = result.claims
+    removed = [item for item in result.claims_removed if item.get("kind") == "claim"]
+    pairs = [(claim, n) for claim in shown for n in claim["citations"]]
+    numbers = {entry["n"]: entry["doc_id"] for entry in result.citations}
+    holding = sum(1 for claim, n in pairs if numbers.get(n) in {quote["doc_id"] for quote in claim["support"]})
+    return {
+        "claims_supported": sum(1 for claim in shown if claim["supported"]),
+        "claims_written": len(shown) + len(removed),
+        "citations_supporting": holding,
+        "citations_made": len(pairs) + len(removed),
+    }
 
 
 def evaluate(
@@ -253,4 +293,8 @@ def evaluate(
         mean_density=round(sum(densities) / len(densities), 3) if densities else 0.0,
         seconds=round(time.monotonic() - started, 2),
         scores=scores,
+        claims_supported=sum(score.claims_supported for score in scores),
+        claims_written=sum(score.claims_written for score in scores),
+        citations_supporting=sum(score.citations_supporting for score in scores),
+        citations_made=sum(score.citations_made for score in scores),
     )

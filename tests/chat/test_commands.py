@@ -1,6 +1,7 @@
 """`manage.py ask` and `manage.py evaluate`."""
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -55,6 +56,36 @@ def test_evaluate_prints_every_metric(library):
     assert "Abstention rate: 0/3 (0.0%); abstained where expected: 0/0" in out
     assert "Fabricated identifiers shown: 0" in out
     assert "Retrieval recall: 5/5 expected identifiers retrieved (100.0%)" in out
+    # The extractive composer quotes its sources: every statement it writes is supported by its citation.
+    recall = re.search(r"Citation recall \(claim support\): (\d+)/(\d+) statements", out)
+    assert recall and recall.group(1) == recall.group(2) != "0"
+    assert "citation precision: " in out
+
+
+def test_claim_support_counts_removed_statements_as_written_and_unsupported():
+    from chat.pipeline.result import AnswerResult
+    from chat.services.evaluation import claim_support
+
+    result = AnswerResult(
+        question="q",
+        answer="a [1].",
+        citations=[{"n": 1, "doc_id": "pmid:1"}, {"n": 2, "doc_id": "pmid:2"}],
+        references=[],
+        confidence="YELLOW",
+        abstained=False,
+        trace=[],
+        settings_hash="",
+        provider="extractive",
+        model="",
+        claims=[{"text": "a", "citations": [1, 2], "supported": True, "support": [{"doc_id": "pmid:1"}]}],
+        claims_removed=[{"kind": "claim", "text": "b"}, {"kind": "study_name", "text": "COSMOS"}],
+    )
+    assert claim_support(result) == {
+        "claims_supported": 1,
+        "claims_written": 2,
+        "citations_supporting": 1,
+        "citations_made": 3,
+    }
 
 
 def test_evaluate_json_summary_over_the_whole_golden_set(library):

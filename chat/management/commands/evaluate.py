@@ -85,6 +85,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Repaired answers: {summary.repaired}; mean citation density: {summary.mean_density:.2f}"
             )
+            self.stdout.write(
+                f"Citation recall (claim support): {summary.claims_supported}/{summary.claims_written} statements "
+                f"supported by their citations ({summary.citation_recall:.1%}); citation precision: "
+                f"{summary.citations_supporting}/{summary.citations_made} ({summary.citation_precision:.1%})"
+            )
             self.stdout.write(f"Time: {summary.seconds:.1f} s")
         if summary.fabricated:
             raise CommandError("Fabricated identifiers were shown to the reader: " + "; ".join(summary.fabricated))
