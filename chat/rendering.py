@@ -16,6 +16,9 @@ ALLOWED_TAGS = {
 }  # fmt: skip
 _MARKER = re.compile(r"\[(\d{1,3})\]")
 _HEADING_LEVEL = re.compile(r"<(/?)h([12])>")
+# A list straight after a line of prose ("Found 3:\n- a") is a list to a reader, but Markdown
+# needs a blank line before it; without one the items show as literal "- " text.
+_LIST_AFTER_PROSE = re.compile(r"^(?![-*+]\s|\d+[.)]\s|\s)(.+)\n(?=[-*+]\s|\d+[.)]\s)", re.MULTILINE)
 
 
 def reference_anchor(message_id: int | str, number: int) -> str:
@@ -31,7 +34,8 @@ def render_answer_html(
     marker's hover text, so the reader sees what the source says without leaving the answer.
     """
     quotes = quotes or {}
-    html = markdown.markdown(text or "", extensions=["sane_lists", "tables"], output_format="html")
+    source = _LIST_AFTER_PROSE.sub(r"\1\n\n", text or "")
+    html = markdown.markdown(source, extensions=["sane_lists", "tables"], output_format="html")
     # Page headings are h1/h2: demote the answer's own top-level headings below them.
     html = _HEADING_LEVEL.sub(lambda m: f"<{m.group(1)}h3>", html)
     clean = nh3.clean(html, tags=ALLOWED_TAGS, attributes={}, link_rel=None, strip_comments=True)
