@@ -39,6 +39,10 @@ _OVERVIEW = re.compile(
     r"\s+about|describe)\b",
     re.IGNORECASE,
 )
+# The topic a count question asks about: "how many of the loaded articles are about breast cancer?"
+_TOPIC = re.compile(
+    r"\b(?:about|on|regarding|mention(?:ing)?|involv(?:e|es|ing)|stud(?:y|ying))\s+(?P<topic>[^?.!]+)", re.IGNORECASE
+)
 _COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\b", re.IGNORECASE)
 _PHASE_MENTION = re.compile(r"\b(early\s+)?phase\s*(iv|iii|ii|i|[1-4])\b", re.IGNORECASE)
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
@@ -105,6 +109,9 @@ def _facet_filters(question: str, context: PageContext) -> list[_Filter]:
     year = _year_filter(question)
     if year is not None:
         filters.append(year)
+    topic = _topic_filter(question)
+    if topic is not None:
+        filters.append(topic)
     for column in context.columns:
         if not column.is_boolean:
             continue
@@ -125,6 +132,23 @@ def _facet_filters(question: str, context: PageContext) -> list[_Filter]:
                 )
             )
     return filters
+
+
+def _topic_filter(question: str) -> _Filter | None:
+    """Return a filter for the topic a count question names, matched in titles, abstracts and MeSH terms."""
+    match = _TOPIC.search(question)
+    if match is None or not _COUNT.search(question):
+        return None
+    topic = " ".join(match["topic"].split())
+    wanted = set(content_terms(topic))
+    if not wanted:
+        return None
+    return _Filter(f"{topic} (in the title, abstract or MeSH terms)", _mentions(wanted))
+
+
+def _mentions(wanted: set[str]) -> Callable[[PageItem], bool]:
+    """Return a test: do the item's title, abstract and MeSH terms contain every stem of `wanted`?"""
+    return lambda item: wanted <= stems(" ".join([item.title, item.source.text, *item.facets.get("mesh", ())]))
 
 
 def _year_filter(question: str) -> _Filter | None:

@@ -55,6 +55,7 @@ def abstract_item(abstract: Any) -> PageItem:
         "type": kinds,
         "year": (str(abstract.year),) if abstract.year else (),
         "journal": (abstract.journal,) if abstract.journal else (),
+        "mesh": tuple(abstract.mesh_terms or ()),
     }
     return PageItem(
         item_id=abstract.pmid, title=abstract.title, year=abstract.year, line=line, source=source, facets=facets
