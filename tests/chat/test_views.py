@@ -226,3 +226,24 @@ def test_a_stream_closed_by_the_server_still_stores_the_answer(user, library):
     assert next(chunks).startswith(b"event: meta\n")
     chunks.close()  # what the server does when the browser goes away
     assert list(conversation.messages.values_list("role", flat=True)) == [MessageRole.USER, MessageRole.ASSISTANT]
+
+
+def test_an_abstention_offers_a_tablizer_search_and_lists_removed_statements(client, user):
+    conversation = ConversationFactory(user=user)
+    MessageFactory(
+        conversation=conversation,
+        role=MessageRole.ASSISTANT,
+        content="Neither the curated library nor the stored PubMed abstracts address metformin closely enough.",
+        extras={
+            "confidence": "RED",
+            "confidence_reasons": ["the answer abstains: no admitted evidence addresses the question"],
+            "abstained": True,
+            "abstention": {"reason": "nothing_stored", "message": "", "tablizer_query": "metformin eGFR 35"},
+            "claims_removed": [{"kind": "claim", "text": "Metformin is safe.", "reason": "no citation"}],
+        },
+    )
+    client.force_login(user)
+    page = client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert 'href="/tablizer/?q=metformin%20eGFR%2035"' in page
+    assert "Why RED: the answer abstains: no admitted evidence addresses the question." in page
+    assert "1 statement removed as unsupported" in page and "<q>Metformin is safe.</q>: no citation" in page
