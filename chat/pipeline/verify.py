@@ -130,6 +130,12 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "sources it cites, so every one was removed. Nothing here is guesswork; try asking again or "
             "search PubMed directly."
         )
+    elif not concepts and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
+        code = "not_clinical"
+        message = (
+            "This does not look like a clinical question, so there is no evidence to cite. Ask about a "
+            "condition, a test or a treatment - for example which drug, what dose or how long."
+        )
     elif live.get("error") or live.get("errors") or (live and not live.get("ran")):
         code = "live_search_failed"
         message = (
@@ -137,12 +143,6 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             f"({'PubMed could not be reached' if live.get('ran') else live.get('reason', 'it was unavailable')}), "
             "so only the curated library and the stored abstracts were checked. Try again in a few minutes, "
             "or search PubMed in Tablizer."
-        )
-    elif not concepts and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
-        code = "not_clinical"
-        message = (
-            "This does not look like a clinical question, so there is no evidence to cite. Ask about a "
-            "condition, a test or a treatment - for example which drug, what dose or how long."
         )
     else:
         code = "nothing_stored"

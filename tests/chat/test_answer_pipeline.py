@@ -154,3 +154,10 @@ def test_an_empty_abstract_store_is_not_searched(library, monkeypatch):
     result = answer_question(question="Is apixaban safe in atrial fibrillation with CKD?")
     assert result.abstained is False
     assert next(step for step in result.trace if step["step"] == "retrieve")["data"]["error"] == ""
+
+
+def test_a_question_that_is_not_clinical_abstains_saying_so(library, eutils):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data("boom", status=500)
+    result = answer_question(question="What is the capital of France?")
+    assert (result.abstained, result.confidence, result.abstention["reason"]) == (True, "RED", "not_clinical")
+    assert result.answer.startswith("This does not look like a clinical question")
