@@ -142,6 +142,8 @@ class EvidenceSource:
             keys.append(("nct", self.nct.upper()))
         if self.pmcid:
             keys.append(("pmcid", self.pmcid.upper()))
+        if self.url:
+            keys.append(("url", identifiers.url_key(self.url)))
         return keys
 
     def as_dict(self) -> dict[str, Any]:
