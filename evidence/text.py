@@ -132,3 +132,23 @@ def split_sentences(text: str) -> list[str]:
         if piece.strip():
             sentences.append(piece.strip())
     return sentences
+
+
+# Text addressed to a language model rather than to a reader: "ignore the rules", "you must cite
+# PMID …", "as an AI". A stored abstract or a tool result that carries such a sentence is data; the
+# sentence is dropped so that neither the model nor the support check ever reads it as evidence.
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:previous\s+|prior\s+|above\s+"
+    r"|earlier\s+|system\s+)?(?:rules|instructions|prompts?|guidelines|directions)\b"
+    r"|\b(?:you\s+(?:must|should|are\s+required\s+to)\s+(?:now\s+)?(?:cite|say|answer|state|write|respond|output))\b"
+    r"|\b(?:system\s+prompt|as\s+an\s+ai(?:\s+language\s+model)?|language\s+model,?\s+(?:must|should))\b"
+    r"|\bcite\s+(?:PMID|DOI|NCT|reference)\b[^.]{0,40}\bas\s+the\b",
+    re.IGNORECASE,
+)
+
+
+def without_instructions(text: str) -> str:
+    """Return `text` without the sentences that give instructions to a language model."""
+    if not text or not _INSTRUCTION.search(text):
+        return text
+    return " ".join(sentence for sentence in split_sentences(text) if not _INSTRUCTION.search(sentence))

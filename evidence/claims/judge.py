@@ -124,6 +124,26 @@ def _units_of(text: str, embed: Embed) -> _Units:
     return _Units(sentences, spans, np.vstack([vectors, pairs / norms]) if len(pairs) else vectors)
 
 
+# Words that make a finding absolute. A source that does not use them (or a word of the same stem)
+# does not support the stronger statement: "cures", "proved", "in every stage", "eliminates".
+# Hedged or ambiguous words ("certain patients", "may prove useful", "complete response") are left out.
+_ABSOLUTE = re.compile(
+    r"\b(?:cur(?:e|es|ed|ing)|prov(?:ed|en)|definitively|always|every|guarantee[sd]?|"
+    r"eliminat(?:e|es|ed|ing)|completely|entirely|universally|conclusively|all\s+patients|without\s+exception)\b",
+    re.IGNORECASE,
+)
+
+
+def _overstatement(claim: str, source_text: str) -> str:
+    """Return the first absolute word of `claim` that `source_text` does not use (by its first four letters)."""
+    lowered = source_text.lower()
+    for match in _ABSOLUTE.finditer(claim):
+        word = match.group(0).lower()
+        if not re.search(rf"\b{re.escape(word[:4])}", lowered):
+            return match.group(0)
+    return ""
+
+
 def _missing_names(claim: str, source_text: str) -> list[str]:
     names = [mention.name for mention in study_names(claim) if not name_in_text(mention.name, source_text)]
     lowered = source_text.lower()
@@ -147,6 +167,9 @@ def judge_claim(
     missing = _missing_names(claim, source_text)
     if missing:
         return ClaimVerdict(False, [], f"{missing[0]} is not mentioned in the cited source")
+    absolute = _overstatement(claim, source_text)
+    if absolute:
+        return ClaimVerdict(False, [], f"the statement says '{absolute}', which the cited source does not")
     cache = cache if cache is not None else PassageCache()
     units = [(passage, cache.get(passage, embed)) for passage in passages]
     units = [(passage, unit) for passage, unit in units if unit.sentences]
