@@ -159,13 +159,14 @@ def without_instructions(text: str) -> str:
 DRUG_NAME = re.compile(
     r"\b[a-z]{3,}(?:mab|tinib|ciclib|parib|rafenib|lisib|zomib|platin|taxel|rubicin|gliflozin|gliptin|glutide|"
     r"sartan|pril|olol|dipine|statin|xaban|gatran|parin|prazole|floxacin|cillin|mycin|cycline|azole|vir|"
-    r"tide|lukast|tropium|terol|sone|solone|idronate|dronate|coxib|setron|triptan|oxetine|azepam|semide|thiazide)\b",
+    r"tide|lukast|tropium|terol|sone|solone|idronate|dronate|coxib|setron|triptan|oxetine|azepam|semide|thiazide)s?\b",
     re.IGNORECASE,
 )
 _INTERVENTION_NOUN = re.compile(
     r"\b(?:vaccin\w*|surgery|surgical|resection|transplant\w*|therapy|stent\w*|ablation|radiotherapy|"
     r"chemotherapy|immunotherapy|screening|exercise|training|diet|supplement\w*|infusion|injection|"
-    r"oxygen|dialysis|implant\w*|reduction|repair|bypass|drug|drugs|antibiotics?|abx)\b",
+    r"oxygen|dialysis|implant\w*|reduction|repair|bypass|drug|drugs|antibiotics?|abx|statins?|anticoagula\w*|"
+    r"antiplatelets?|inhibitors?|blockers?|agonists?|antagonists?|steroids?|corticosteroids?|insulin|aspirin)\b",
     re.IGNORECASE,
 )
 # Words that name a disease or condition by their shape or head noun ("obesity", "apnoea", "fracture").
@@ -186,3 +187,15 @@ def is_intervention(phrase: str) -> bool:
 def is_disease(phrase: str) -> bool:
     """Return True when `phrase` reads as a disease or condition."""
     return bool(_DISEASE_WORD.search(phrase))
+
+
+_POPULATION_WORD = re.compile(
+    r"\b(?:child|children|kids?|paediatric|pediatric|infants?|neonates?|newborns?|adolescents?|teenagers?|"
+    r"elderly|older|geriatric|pregnan\w*|women|men|males?|females?|adults?)\b",
+    re.IGNORECASE,
+)
+
+
+def is_population(phrase: str) -> bool:
+    """Return True when `phrase` names who the patients are (children, older adults, pregnancy)."""
+    return bool(_POPULATION_WORD.search(phrase))
