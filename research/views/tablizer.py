@@ -20,7 +20,7 @@ from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_
 from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
 from research.charts import year_histogram
 from research.page import research_context
-from research.pages.tablizer import compare_ids, parse_state, state_query
+from research.pages.tablizer import compare_ids, compared_snapshots, parse_state, state_query
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
            ("year", "Year"), ("type", "Publication type")]
@@ -56,7 +56,7 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             )
     elif form.is_bound and not form.is_valid():
         for error in form.non_field_errors():
-            messages.error(request, error)
+            messages.error(request, str(error))
         for field in form:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
@@ -67,8 +67,8 @@ def tablizer(request: HttpRequest) -> HttpResponse:
 def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abstract]) -> dict[str, Any]:
     """Return the snapshots, compare mode, histogram, chat tray and AI columns of the Tablizer page."""
     ids = compare_ids(request.GET.urlencode())
-    chosen = [snapshot_get(user=request.user, snapshot_id=pk) for pk in ids] if ids else []
-    comparison = snapshots_compare(a=chosen[0], b=chosen[1]) if ids and all(chosen) else None  # type: ignore[arg-type]
+    chosen = compared_snapshots(user=request.user, ids=ids)
+    comparison = snapshots_compare(a=chosen[0], b=chosen[1]) if chosen else None
     groups: list[tuple[str, str, list[Abstract]]] = []
     if comparison is not None:
         groups = [

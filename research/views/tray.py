@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
@@ -67,7 +67,7 @@ def _validation_message(exc: ValidationError) -> str:
 
 @login_required
 @require_POST
-def tray_ask(request: HttpRequest, page: str) -> HttpResponse:
+def tray_ask(request: HttpRequest, page: str) -> HttpResponseBase:
     """Ask the tray of `page` a question about the page; streamed with `?stream=1`."""
     research_page = _page(page)
     state = _state(request)
