@@ -21,6 +21,7 @@ from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
 from research.charts import year_histogram
 from research.page import research_context
 from research.pages.tablizer import compare_ids, compared_snapshots, parse_state, state_query
+from research.views.tray import htmx_reload, is_htmx
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
            ("year", "Year"), ("type", "Publication type")]
@@ -61,6 +62,12 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
     context.update(_research(request, searched=searched, rows=rows))
+    if is_htmx(request) and context["result"] is not None and not context["comparison"]:
+        # "Load more" asked for n rows: answer with the longer results, focusing the first row it added.
+        context["first_new"] = max(searched["n"] - PAGE_ROWS, 0)
+        return render(request, "research/_tablizer_more.html", context)
+    if is_htmx(request):  # the search failed or changed: the messages and the page show why
+        return htmx_reload(request)
     return render(request, "research/tablizer.html", context)
 
 

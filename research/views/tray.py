@@ -1,8 +1,8 @@
-"""Tray and AI-column endpoints of the research pages; each works as a form post (redirect) and as JSON/SSE.
+"""Tray and AI-column endpoints of the research pages: form posts (redirect), htmx partials, JSON and SSE.
 
-Requests asking for JSON (`Accept: application/json`) get JSON, with errors as
-`{"error": {"code", "message"}}`; plain form posts are redirected back to the page with a message,
-so everything also works without JavaScript.
+htmx requests (`HX-Request`) get the HTML partial the page swaps in; requests asking for JSON
+(`Accept: application/json`) get JSON, with errors as `{"error": {"code", "message"}}`; plain form
+posts are redirected back to the page with a message, so everything also works without JavaScript.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,6 +28,7 @@ from research.ai_columns import (
     check_ai_column,
     run_status,
 )
+from research.page import run_cells
 from research.registries import PAGES, Page, UnknownPage, page_get
 from research.reply import tray_reply, tray_reply_events
 from research.suggestions import PayloadDecisionError, page_url, payload_decide
@@ -46,6 +47,20 @@ def _state(request: HttpRequest) -> str:
     """Return the page state posted with a form (the page's own query string), bounded in size."""
     state = request.POST.get("state", "")
     return state[:STATE_MAX_CHARS] if isinstance(state, str) else ""
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    """Return True if htmx sent the request (it then swaps the HTML it gets into the page)."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def htmx_reload(request: HttpRequest) -> HttpResponse:
+    """Tell htmx to load the requested page whole, for an htmx request that has no partial to answer with."""
+    query = request.GET.copy()
+    query.pop("state", None)  # sent along by htmx for the partial; the page computes its own
+    response = HttpResponse(status=204)
+    response["HX-Redirect"] = request.path + (f"?{query.urlencode()}" if query else "")
+    return response
 
 
 def _wants_json(request: HttpRequest) -> bool:
@@ -125,7 +140,23 @@ def payload_decision(request: HttpRequest, message_id: int, payload_id: str, dec
             user=request.user, message=message, payload_id=payload_id, decision=decision, state=state
         )
     except PayloadDecisionError as exc:
+        card = next((p for p in message.extras.get("payloads", []) if p.get("id") == payload_id), None)
+        if is_htmx(request) and card is not None:
+            context = {"message": message, "payload": card, "page_state": state, "payload_error": exc.message}
+            return render(request, "research/_payload_card.html", context, status=exc.status)
         return _error(request, code=exc.code, message=exc.message, status=exc.status, back=back)
+    if is_htmx(request):
+        context = {
+            "message": message,
+            "payload": outcome.payload,
+            "page_state": state,
+            "announcement": "Suggestion accepted." if decision == "accept" else "Suggestion dismissed.",
+        }
+        response = render(request, "research/_payload_decided.html", context)
+        if decision == "accept":
+            # The accepted search or column shows on the page it leads to, so the browser goes there.
+            response["HX-Redirect"] = outcome.redirect
+        return response
     if _wants_json(request):
         body: dict[str, Any] = {"payload": outcome.payload, "redirect": outcome.redirect}
         if outcome.column is not None:
@@ -202,7 +233,11 @@ def ai_column_remove(request: HttpRequest, column_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def ai_column_run(request: HttpRequest, run_id: str) -> JsonResponse:
-    """Return a run's progress and the answers of its rows (polled by the progress bar)."""
+def ai_column_run(request: HttpRequest, run_id: str) -> HttpResponse:
+    """Return a run's progress and the answers of its rows (polled by the progress bar) as HTML or JSON."""
     run = selectors.ai_column_run_get(user=request.user, run_id=run_id)
-    return JsonResponse(run_status(run=run, results=list(selectors.ai_column_run_results(run=run))))
+    results = list(selectors.ai_column_run_results(run=run))
+    if is_htmx(request):
+        context = {"run": run, "column": run.column, "cells": run_cells(run=run, results=results)}
+        return render(request, "research/_ai_run.html", context)
+    return JsonResponse(run_status(run=run, results=results))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -251,8 +252,13 @@ def test_comma_separated_phases_in_a_shared_url_are_understood(
     assert result_ids(page(response)) == ["NCT05431270", "NCT03590054", "NCT04795661"]
 
 
-def test_load_more_script_is_a_static_file_the_page_includes(client) -> None:
+def test_htmx_is_a_vendored_static_file_the_page_includes(client) -> None:
     response = client.get("/trialscout/")
 
-    assert '<script src="/static/trials/trialscout.js" defer></script>' in response.content.decode()
-    assert finders.find("trials/trialscout.js") is not None
+    assert '<script src="/static/vendor/htmx/htmx.min.js" defer></script>' in response.content.decode()
+    assert finders.find("vendor/htmx/htmx.min.js") is not None
+    assert "Zero-Clause BSD" in Path(finders.find("vendor/htmx/LICENSE")).read_text()
+    served = client.get("/static/vendor/htmx/htmx.min.js")
+    assert served.status_code == 200
+    body = b"".join(served.streaming_content) if served.streaming else served.content
+    assert body == Path(finders.find("vendor/htmx/htmx.min.js")).read_bytes()
