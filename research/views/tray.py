@@ -68,7 +68,8 @@ def _wants_json(request: HttpRequest) -> bool:
 
 
 def _error(request: HttpRequest, *, code: str, message: str, status: int, back: str) -> HttpResponse:
-    if _wants_json(request) or wants_stream(request):
+    # An htmx request must not follow a redirect to a whole page that it would swap into a card.
+    if _wants_json(request) or wants_stream(request) or is_htmx(request):
         return JsonResponse({"error": {"code": code, "message": message}}, status=status)
     messages.error(request, message)
     return redirect(back)
