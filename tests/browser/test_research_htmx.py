@@ -6,6 +6,7 @@ on `window` survives), and what changed is exactly what the server's partial say
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -14,8 +15,9 @@ from werkzeug import Response
 
 from tests.browser.test_research_tablizer import PMIDS, QUERY
 from tests.browser.test_research_trialscout import browser, logged_in_page, researcher, session_cookie  # noqa: F401
-from tests.chat.conftest import _eutils_server, esearch_for, eutils, eutils_recording  # noqa: F401
-from tests.research.conftest import abstracts, esearch_serving, melanoma_search  # noqa: F401
+from tests.chat.conftest import _eutils_server, _llm_server, esearch_for, eutils, eutils_recording  # noqa: F401
+from tests.research.conftest import abstracts, esearch_serving, melanoma_search, research_llm  # noqa: F401
+from tests.research.fakes import record_id
 from tests.research.test_views import TRIAL_SEARCH, suggestion_message
 from tests.trials.conftest import _ctgov_server, _no_real_ctgov, ctgov, ctgov_dir, recording  # noqa: F401
 
@@ -149,3 +151,81 @@ def test_dismiss_updates_the_card_in_place_and_a_stale_tab_is_told_why_not(
     )
     assert stale_card.locator("[data-payload-state]").inner_text() == "Dismissed"
     assert stale.url == url
+
+
+@pytest.mark.celery
+def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
+    live_server,
+    session_cookie,  # noqa: F811
+    abstracts,  # noqa: F811
+    esearch_serving,  # noqa: F811
+    research_llm,  # noqa: F811
+    celery_worker,
+    browser,  # noqa: F811
+) -> None:
+    esearch_serving(PMIDS)
+    gate = threading.Event()
+
+    def judge(prompt: str) -> dict:
+        pmid = record_id(prompt)
+        if pmid == PMIDS[3]:  # hold the fourth row until the test has seen three settled
+            assert gate.wait(15), "the test never saw the progress reach 3 of 5"
+        if pmid == PMIDS[1]:
+            return {"value": 42, "justification": "not an answer this column can hold"}
+        return {"value": "yes", "justification": f"PMID {pmid} says so."}
+
+    research_llm.judge = judge
+    page = logged_in_page(browser, live_server, session_cookie)
+    page.goto(f"{live_server.url}/tablizer/?q={QUERY}")
+    page.get_by_label("Column name").fill("Human")
+    page.get_by_label("Question asked of every row").fill("Does the study involve human participants?")
+    page.get_by_role("button", name="Add column").click()
+    page.locator("[data-ai-run] progress").wait_for()
+    page.evaluate(MARK)
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "/chat/research/runs/" in request.url else None)
+
+    page.wait_for_function("document.querySelector('[data-ai-run] progress').value === 3")
+    assert page.locator("[data-ai-progress-text]").inner_text() == "3 of 5 rows, 1 failed"
+    cells = page.locator("#results td.ai-cell")
+    assert cells.nth(1).inner_text() == "Failed"
+    assert "does not fit the column" in cells.nth(1).get_attribute("title")
+    assert cells.evaluate_all("cells => cells.map(c => c.dataset.aiValue)")[:3] == ["yes", "", "yes"]
+    gate.set()
+    page.wait_for_function("document.querySelector('[data-ai-progress-text]').textContent.startsWith('Done')")
+
+    assert page.evaluate(SAME_DOCUMENT)  # progress and cells came by polling, not by reloading
+    assert page.locator("[data-ai-progress-text]").inner_text() == "Done: 5 of 5 rows, 1 failed."
+    assert page.locator("[data-ai-run] label").inner_text() == "Evaluated Human"
+    assert cells.evaluate_all("cells => cells.map(c => c.dataset.aiValue)") == ["yes", "", "yes", "yes", "yes"]
+    assert cells.nth(4).get_attribute("title") == f"PMID {PMIDS[4]} says so."
+    assert len(research_llm.row_requests) == 5
+    polled = len(polls)
+    assert polled >= 2
+    page.wait_for_timeout(1200)  # the finished block carries no poll: nothing more is asked for
+    assert page.locator("[data-ai-run][hx-get]").count() == 0
+    assert len(polls) == polled
+
+
+def test_a_card_streamed_into_the_tray_is_dismissed_in_place(
+    live_server,
+    session_cookie,  # noqa: F811
+    melanoma_search,  # noqa: F811
+    browser,  # noqa: F811
+) -> None:
+    page = logged_in_page(browser, live_server, session_cookie)
+    page.goto(f"{live_server.url}/trialscout/")
+    page.evaluate(MARK)
+    page.get_by_label("Your question").fill("phase 3 melanoma trials that are recruiting")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    card = page.locator("[data-payload-card=trial_search_suggestion]")
+    card.wait_for()
+
+    card.get_by_role("button", name="Dismiss").click()
+    card.locator("[data-payload-state]").wait_for()
+
+    assert page.evaluate(SAME_DOCUMENT)  # htmx wired the streamed card: no form post, no reload
+    assert page.url == f"{live_server.url}/trialscout/"
+    assert card.locator("[data-payload-state]").inner_text() == "Dismissed"
+    assert page.locator("#tray-status").inner_text() == "Suggestion dismissed."
+    assert len(melanoma_search.log) == 0  # dismissing runs no search
