@@ -21,7 +21,7 @@ from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
 from research.charts import year_histogram
 from research.page import research_context
 from research.pages.tablizer import compare_ids, compared_snapshots, parse_state, state_query
-from research.views.tray import htmx_reload, is_htmx
+from research.views.htmx import htmx_reload, is_htmx
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
            ("year", "Year"), ("type", "Publication type")]

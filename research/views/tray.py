@@ -32,6 +32,7 @@ from research.page import run_cells
 from research.registries import PAGES, Page, UnknownPage, page_get
 from research.reply import tray_reply, tray_reply_events
 from research.suggestions import PayloadDecisionError, page_url, payload_decide
+from research.views.htmx import is_htmx
 
 STATE_MAX_CHARS = 4000
 
@@ -47,20 +48,6 @@ def _state(request: HttpRequest) -> str:
     """Return the page state posted with a form (the page's own query string), bounded in size."""
     state = request.POST.get("state", "")
     return state[:STATE_MAX_CHARS] if isinstance(state, str) else ""
-
-
-def is_htmx(request: HttpRequest) -> bool:
-    """Return True if htmx sent the request (it then swaps the HTML it gets into the page)."""
-    return request.headers.get("HX-Request") == "true"
-
-
-def htmx_reload(request: HttpRequest) -> HttpResponse:
-    """Tell htmx to load the requested page whole, for an htmx request that has no partial to answer with."""
-    query = request.GET.copy()
-    query.pop("state", None)  # sent along by htmx for the partial; the page computes its own
-    response = HttpResponse(status=204)
-    response["HX-Redirect"] = request.path + (f"?{query.urlencode()}" if query else "")
-    return response
 
 
 def _wants_json(request: HttpRequest) -> bool:

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET
 from research.page import research_context
 from research.pages.trialscout import parse_state, state_query, trial_search_cached
 from research.registries import page_get
-from research.views.tray import STATE_MAX_CHARS, htmx_reload, is_htmx
+from research.views.htmx import htmx_reload, is_htmx
+from research.views.tray import STATE_MAX_CHARS
 from trials.clients import CtgovError
 from trials.forms import TrialSearchForm
 
