@@ -41,5 +41,5 @@ def result_document(run: ScoutRun, *, llm: str, rate_limit: int) -> dict[str, An
         "removed": state["synthesize"]["removed"],
         "llm": llm,
         "ncbi_requests_per_second": rate_limit,
-        "timings": {key: output.get("seconds") for key, output in state.items()},
+        "timings": {step["key"]: state[step["key"]].get("seconds") for step in run.steps if step["key"] in state},
     }

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from research.apis import ScoutDetailApi, ScoutListCreateApi
+
+urlpatterns = [
+    path("scout/", ScoutListCreateApi.as_view(), name="research-api-scout"),
+    path("scout/<uuid:run_id>/", ScoutDetailApi.as_view(), name="research-api-scout-detail"),
+]
