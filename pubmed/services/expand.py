@@ -1,8 +1,8 @@
 """Query expansion of the Evidence Scout: organ terms, then PubMed queries along five axes.
 
 Axes, each with its own cap (`AXIS_CAPS`), 5-10 queries in total:
-- drug_name: the drug with the disease (title/abstract and MeSH), then restricted to trials, then with
-  the organ;
+- drug_name: the drug with the disease (title/abstract and MeSH), then restricted to trials; beyond its
+  cap only to reach five queries: with outcome words, with the organ, restricted to reviews;
 - synonym: each drug synonym from the profile with the disease;
 - drug_class_organ: the drug's class (ATC descriptions, drug type) with the organ;
 - mechanism_organ: each mechanism of action with the organ;
@@ -199,6 +199,8 @@ def rules_expansion(
         ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
             publication_types=["randomized controlled trial", "clinical trial"]))),
     ]
+    candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
+        synonyms=["efficacy", "treatment outcome", "survival", "response"]))))
     if organs:
         candidates.append(ExpandedQuery("drug_name", _query(drug_c, organ_c)))
     candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
@@ -292,7 +294,7 @@ def expand_search_terms(
         return Expansion(
             queries=[ExpandedQuery(q["axis"], q["query"]) for q in cached["queries"]],
             organ_terms=list(cached["organ_terms"]), source=cached["source"], cached=True, note=cached["note"],
-            per_axis=dict(cached["per_axis"]),
+            per_axis={axis: cached["per_axis"].get(axis, 0) for axis in AXES},  # jsonb keeps no key order
         )
     rules, organs = rules_expansion(drug=drug, disease=disease, profile=profile, vocabulary=vocabulary)
     source, note, candidates = "rules", "", rules

@@ -73,7 +73,9 @@ def test_a_bare_drug_name_still_gets_five_queries_from_the_drug_name_axis() -> N
     assert len(expansion.queries) == MIN_QUERIES
     assert {q.axis for q in expansion.queries} == {"drug_name"}
     assert any('"randomized controlled trial"[Publication Type]' in q.query for q in expansion.queries)
-    assert any('"skin"[Title/Abstract]' in q.query for q in expansion.queries)
+    assert any('"efficacy"[Title/Abstract]' in q.query for q in expansion.queries)
+    without_organ = expand_search_terms(drug="chemotherapy", disease="cancer")
+    assert len(without_organ.queries) == MIN_QUERIES and without_organ.organ_terms == []
 
 
 def test_caps_drop_the_extra_queries_of_an_axis_and_duplicates() -> None:
