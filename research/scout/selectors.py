@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from pubmed.models import SearchQuery
-from research.models import ScoutRun, ScoutRunStatus
+from research.models import ScoutRun
 
 
 def scout_run_get(*, run_id: Any, user: Any) -> ScoutRun | None:
@@ -30,12 +30,8 @@ def search_queries_recent(*, limit: int = 50) -> QuerySet[SearchQuery]:
 
 def scout_profiles_previous(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
     """Return the distinct non-empty drug profiles of the user's earlier runs: [{"drug", "profile"}], newest first."""
-    runs = (
-        ScoutRun.objects.filter(user=user)
-        .exclude(Q(profile={}) | Q(status=ScoutRunStatus.FAILED, result__isnull=True, state={}))
-        .order_by("-created_at")
-        .values("drug", "profile")[:100]
-    )
+    runs = ScoutRun.objects.filter(user=user).exclude(profile={}).order_by("-created_at").values("drug", "profile")
+    runs = runs[:100]
     seen: set[str] = set()
     found: list[dict[str, Any]] = []
     for run in runs:

@@ -14,6 +14,7 @@ from research.scout.pipeline import STAGES, scout_run_execute
 from research.scout.runs import scout_run_create
 from research.tasks import scout_run_task
 from tests.factories import UserFactory
+from tests.pubmed.conftest import FakeEutils
 from tests.pubmed.corpus import CorpusEutils
 from tests.research.scout.conftest import DISEASE, DRUG, PROFILE
 
@@ -59,6 +60,26 @@ def test_a_posted_run_is_done_by_the_worker_and_read_back_with_its_summary(
     assert set(result["supporting_pmids"]) <= top5
     listed = api.get("/api/v1/scout/").json()
     assert [item["id"] for item in listed] == [body["id"]]
+
+
+@pytest.mark.django_db
+def test_without_a_broker_ncbi_being_down_fails_the_run_with_a_message(
+    api: APIClient, fake_eutils: FakeEutils, django_capture_on_commit_callbacks: Any
+) -> None:
+    fake_eutils.respond("/esearch.fcgi", "unavailable", status=503, content_type="text/plain")
+    api.force_authenticate(UserFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/v1/scout/", {"drug": "gefitinib", "disease": "NSCLC"}, format="json")
+    assert response.status_code == 202
+    run = ScoutRun.objects.get()
+    assert run.status == ScoutRunStatus.FAILED
+    assert run.error.startswith("NCBI E-utilities could not be reached: esearch ")
+    steps = {step["key"]: step["status"] for step in run.steps}
+    assert (steps["normalise"], steps["expand"], steps["fetch"], steps["search"]) == ("done", "done", "failed",
+                                                                                      "pending")
+    assert run.state["normalise"]["count"] is None  # unverified, not cached
+    detail = api.get(f"/api/v1/scout/{run.pk}/").json()
+    assert (detail["status"], detail["progress"], detail["result"]) == ("failed", 1.0, None)
 
 
 @pytest.mark.django_db
