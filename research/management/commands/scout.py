@@ -26,12 +26,14 @@ class Command(BaseCommand):
         parser.add_argument("drug", help="Drug name, e.g. gefitinib.")
         parser.add_argument("disease", help='Disease name, e.g. "non-small cell lung cancer" (quote it).')
         parser.add_argument(
-            "--profile", type=Path,
+            "--profile", type=Path, metavar="FILE.json",
             help="JSON file with the drug profile: synonyms, targets, mechanisms, atc_codes, atc_descriptions, "
                  "drug_type.",
         )
-        parser.add_argument("--max-pmids", type=int, help="Most PMIDs fetched per query (default and ceiling: "
-                                                           "SCOUT_MAX_PMIDS_PER_QUERY, 500).")
+        parser.add_argument(
+            "--max-pmids", type=int, metavar="N",
+            help="Most PMIDs fetched per query (default and ceiling: SCOUT_MAX_PMIDS_PER_QUERY, 500).",
+        )
         parser.add_argument("--json", action="store_true", help="Print the result document as JSON.")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -94,3 +94,21 @@ def test_a_profile_that_is_not_valid_json_is_refused(tmp_path: Path) -> None:
     path.write_text('{"dose": "250 mg"}')
     with pytest.raises(CommandError, match=r"profile: Unknown drug profile key\(s\): dose"):
         call_command("scout", "gefitinib", "lung cancer", "--profile", str(path))
+
+
+def test_a_pair_pubmed_knows_nothing_about_ends_with_an_insufficient_summary(corpus_eutils: CorpusEutils) -> None:
+    result = scout_json("zorblatinib", "diabetes")
+    assert (result["pmid_count"], result["top20"], result["top5"], result["key_findings"]) == (0, [], [], [])
+    assert result["disease"]["count"] == 0 and result["disease"]["broadened"] is False
+    assert (result["strength"], result["study_count"]) == ("insufficient", 0)
+    assert result["summary"] == "No studies on zorblatinib for diabetes were found; the evidence is insufficient."
+    assert len(result["queries"]) == 5
+    assert SearchQuery.objects.get().pmids == []
+
+
+def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        call_command("scout", "--help")
+    shown = capsys.readouterr().out
+    assert "--profile FILE.json" in shown
+    assert "--max-pmids N" in shown
