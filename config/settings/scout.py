@@ -12,7 +12,8 @@ SCOUT_MAX_PMIDS_PER_QUERY = env.int("SCOUT_MAX_PMIDS_PER_QUERY", default=500)
 SCOUT_CACHE_SECONDS = env.int("SCOUT_CACHE_SECONDS", default=5 * 24 * 3600)
 # The NLM MeSH tree used to broaden a disease name one level up; missing means no MeSH broadening.
 MESH_TREE_PATH = Path(
-    env.str("MESH_TREE_PATH", default=str(BASE_DIR.parent / "shared" / "data" / "mesh" / "2017MeshTree.txt"))
+    env.str("MESH_TREE_PATH", default="")
+    or str(BASE_DIR.parent / "shared" / "data" / "mesh" / "2017MeshTree.txt")
 )
 # A local sentence-transformers cross-encoder directory for reranking (never downloaded); empty = none.
 RERANKER_MODEL = env.str("RERANKER_MODEL", default="")

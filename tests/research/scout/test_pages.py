@@ -93,3 +93,12 @@ def test_a_finished_run_shows_findings_that_link_to_the_five_cited_abstracts(
 def other_users_cannot_see(client: Client, run: ScoutRun) -> bool:
     client.force_login(UserFactory())
     return client.get(f"/scout/{run.pk}/").status_code == 404
+
+
+def test_operators_see_runs_read_only_in_the_admin(client: Client) -> None:
+    run = scout_run_create(user=None, drug="gefitinib", disease="nsclc", profile={}, max_pmids=10, enqueue=False)
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    listing = client.get("/admin/research/scoutrun/").content.decode()
+    assert f"/admin/research/scoutrun/{run.pk}/change/" in listing
+    assert client.get("/admin/research/scoutrun/add/").status_code == 403
+    assert client.get(f"/admin/research/scoutrun/{run.pk}/change/").status_code == 200
