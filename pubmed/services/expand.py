@@ -37,6 +37,10 @@ DRUG_NAME_FILL_CAP = 5
 PROFILE_FIELDS = ("synonyms", "targets", "mechanisms", "atc_codes", "atc_descriptions", "drug_type")
 PROFILE_ITEM_MAX_CHARS, PROFILE_ITEMS_MAX = 200, 20
 DISEASE_SYNONYMS_MAX = 3
+GENERIC_DRUG_TYPES = frozenset(
+    ("protein", "small molecule", "biologic", "biological", "peptide", "antibody", "drug", "compound", "chemical",
+     "vaccine", "gene therapy", "cell therapy", "oligonucleotide", "enzyme")
+)
 
 # Organ → words that name it in a disease name (adjectives and combining forms included).
 ORGANS: dict[str, tuple[str, ...]] = {
@@ -206,7 +210,9 @@ def rules_expansion(
     candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
         publication_types=["systematic review", "meta-analysis"]))))
     candidates += [ExpandedQuery("synonym", _query(Concept(synonyms=[s]), disease_c)) for s in profile.synonyms]
-    classes = [*profile.atc_descriptions, *([profile.drug_type] if profile.drug_type else [])]
+    # A drug type names a class only when it is specific ("monoclonal antibody", not "protein").
+    specific_type = profile.drug_type and profile.drug_type.lower() not in GENERIC_DRUG_TYPES
+    classes = [*profile.atc_descriptions, *([profile.drug_type] if specific_type else [])]
     if organs:
         candidates += [ExpandedQuery("drug_class_organ", _query(Concept(synonyms=[c]), organ_c)) for c in classes]
         candidates += [

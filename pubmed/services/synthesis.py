@@ -127,7 +127,8 @@ def _section_text(section: Any, name: str) -> str:
 
 
 def conclusion_sentence(abstract: Any, terms: Sequence[str]) -> str:
-    """Return the abstract's conclusion: its CONCLUSION section's first sentences, else its last relevant sentence."""
+    """Return the abstract's conclusion: its CONCLUSION section's first sentences, else its last paragraph's
+    sentence that best names `terms` (the drug counting most), the later one on a tie."""
     for section in getattr(abstract, "sections", None) or []:
         label, text = _section_text(section, "label"), _section_text(section, "text")
         if re.match(r"conclusion|interpretation", label, re.IGNORECASE) and text:
@@ -137,8 +138,13 @@ def conclusion_sentence(abstract: Any, terms: Sequence[str]) -> str:
     sentences = split_sentences(text)
     if not sentences:
         return ""
-    relevant = [s for s in sentences if any(term.lower() in s.lower() for term in terms)]
-    return (relevant or sentences)[-1]
+    # Prefer a sentence naming the drug (the first term), then one naming another term; later beats earlier.
+    def score(index: int) -> tuple[int, int]:
+        text = sentences[index].lower()
+        named = [term.lower() in text for term in terms]
+        return (2 * named[0] + any(named[1:]) if named else 0, index)
+
+    return sentences[max(range(len(sentences)), key=score)]
 
 
 def _passage(abstract: Any) -> PassageText:
@@ -237,11 +243,12 @@ def synthesize(
         model_summary = []
         findings = _extractive(drug, disease, unique, verifier, removed)
     strength = evidence_strength(counts, findings) if findings else "insufficient"
+    lowered = bool(findings) and strength != design_strength(counts)
     if unique:
         header = (
             f"{len(unique)} top-ranked stud{'y' if len(unique) == 1 else 'ies'} on {drug} for {disease} "
             f"({_described(counts)}); strength of evidence: {strength}"
-            + ("" if not findings or consistent(findings) else ", lowered because the findings disagree")
+            + (", lowered because the findings disagree about an effect" if lowered else "")
             + "."
         )
     else:

@@ -123,3 +123,10 @@ def test_profiles_are_validated_with_messages_that_say_what_to_fix(profile: obje
 def test_quotes_and_brackets_in_names_cannot_break_the_query() -> None:
     first = expand_search_terms(drug='pembro"lizumab[', disease="lung (cancer)").queries[0]
     assert first.query == '"pembro lizumab"[Title/Abstract] AND "lung cancer"[Title/Abstract]'
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("drug_type", "classes"), [("protein", 0), ("small molecule", 0), ("monoclonal antibody", 1)])
+def test_only_a_specific_drug_type_counts_as_a_drug_class(drug_type: str, classes: int) -> None:
+    expansion = expand_search_terms(drug="cetuximab", disease="colorectal cancer", profile={"drug_type": drug_type})
+    assert expansion.per_axis["drug_class_organ"] == classes
