@@ -107,7 +107,9 @@ def _fetch(ctx: StageContext) -> tuple[dict[str, Any], int | None, str]:
         # Nothing answered: retry later (a worker retries the task; the finished stages stay).
         raise EutilsUnavailable("; ".join(outcome.errors)) if outcome.unavailable else RuntimeError(
             "; ".join(outcome.errors))
-    record = search_query_record(drug=ctx.run.drug, disease=ctx.run.disease, queries=queries, pmids=outcome.pmids)
+    # Keyed by the disease as searched, so "HCC" and "hepatocellular carcinoma" share one row.
+    disease = ctx.run.state["normalise"]["normalised"]
+    record = search_query_record(drug=ctx.run.drug, disease=disease, queries=queries, pmids=outcome.pmids)
     output = {
         "pmids": outcome.pmids,
         "per_query": {q: len(p) for q, p in outcome.per_query.items()},

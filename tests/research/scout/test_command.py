@@ -59,8 +59,9 @@ def test_scout_json_has_the_summary_the_queries_and_stage_timings(
 
 
 def test_a_rerun_updates_the_pair_row_and_fetches_nothing_again(corpus_eutils: CorpusEutils) -> None:
-    scout_json(DRUG, DISEASE)
+    scout_json(DRUG, "Diabetes.")
     first = SearchQuery.objects.get()
+    assert (first.drug, first.disease) == (DRUG, DISEASE)  # the disease as normalised and searched
     efetches = len(corpus_eutils.requests("efetch.fcgi"))
     again = scout_json(DRUG.upper(), f" {DISEASE} ")
     record = SearchQuery.objects.get()
