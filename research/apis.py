@@ -7,14 +7,14 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from research.models import ScoutRun
-from research.scout.runs import check_scout_input, scout_run_create
+from research.models import ScoutRun, ScoutRunStatus
+from research.scout.runs import check_scout_input, scout_run_create, scout_run_resume
 from research.scout.selectors import scout_run_get, scout_runs_for
 
 
@@ -136,3 +136,28 @@ class ScoutDetailApi(APIView):
         if run is None:
             raise NotFound(f"No scout run {run_id} visible to you.")
         return Response(ScoutRunOutputSerializer(run, context={"request": request}).data)
+
+
+class ScoutResumeApi(APIView):
+    """Queue a failed scout run again: it continues at its first unfinished stage (409 if it has not failed)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(parameters=[OpenApiParameter("run_id", str, OpenApiParameter.PATH)], request=None,
+                   responses={202: ScoutRunOutputSerializer}, summary="Resume a failed scout run")
+    def post(self, request: Request, run_id: Any) -> Response:
+        run = scout_run_get(run_id=run_id, user=request.user)
+        if run is None:
+            raise NotFound(f"No scout run {run_id} visible to you.")
+        if run.status != ScoutRunStatus.FAILED:
+            raise Conflict(f"Scout run {run_id} is {run.status}; only a failed run can be resumed.")
+        run = scout_run_resume(run=run)
+        run.refresh_from_db()
+        return Response(ScoutRunOutputSerializer(run, context={"request": request}).data,
+                        status=status.HTTP_202_ACCEPTED)
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "The request conflicts with the run's state."

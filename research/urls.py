@@ -13,6 +13,7 @@ urlpatterns = [
     path("trialscout/", trialscout.trialscout, name="trialscout"),
     path("scout/", scout.scout, name="scout"),
     path("scout/<uuid:run_id>/", scout.scout_run, name="scout-run"),
+    path("scout/<uuid:run_id>/resume/", scout.scout_run_resume_view, name="scout-resume"),
     path("chat/research/<slug:page>/ask/", tray.tray_ask, name="ask"),
     path("chat/research/<slug:page>/new/", tray.tray_new, name="new"),
     path("chat/research/<slug:page>/columns/", tray.ai_column_add, name="column-add"),

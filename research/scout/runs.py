@@ -101,6 +101,22 @@ def scout_run_create(
     return run
 
 
+@transaction.atomic
+def scout_run_resume(*, run: ScoutRun) -> ScoutRun:
+    """Queue a failed run again; it continues at its first unfinished stage. Other runs are returned unchanged."""
+    run = ScoutRun.objects.select_for_update().get(pk=run.pk)
+    if run.status != ScoutRunStatus.FAILED:
+        return run
+    for step in run.steps:
+        if step["status"] in {"failed", "running"}:
+            step.update(status="pending", detail="")
+    run.status, run.error, run.finished_at, run.task_id = ScoutRunStatus.PENDING, "", None, ""
+    run.save(update_fields=["status", "error", "finished_at", "task_id", "steps"])
+    run_id = str(run.pk)
+    transaction.on_commit(lambda: _enqueue(run_id))
+    return run
+
+
 def scout_run_fail(*, run_id: str, message: str) -> None:
     """Mark a run failed for good (its retries are spent), keeping what its stages produced."""
     ScoutRun.objects.filter(pk=run_id).exclude(status=ScoutRunStatus.SUCCEEDED).update(

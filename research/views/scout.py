@@ -8,10 +8,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from research.forms import ScoutForm
-from research.scout.runs import check_scout_input, scout_run_create
+from research.scout.runs import check_scout_input, scout_run_create, scout_run_resume
 from research.scout.selectors import scout_profiles_previous, scout_run_get, scout_runs_for, search_queries_recent
 
 
@@ -49,3 +49,13 @@ def scout_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     result = run.result or {}
     titles = {item["pmid"]: item for item in result.get("top5", [])}
     return render(request, "research/scout_run.html", {"run": run, "result": result, "cited": titles})
+
+
+@login_required
+@require_POST
+def scout_run_resume_view(request: HttpRequest, run_id: Any) -> HttpResponse:
+    run = scout_run_get(run_id=run_id, user=request.user)
+    if run is None:
+        raise Http404("No such scout run.")
+    scout_run_resume(run=run)
+    return redirect("research:scout-run", run_id=run.pk)

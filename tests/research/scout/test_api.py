@@ -15,7 +15,7 @@ from research.scout.runs import scout_run_create
 from research.tasks import scout_run_task
 from tests.factories import UserFactory
 from tests.pubmed.conftest import FakeEutils
-from tests.pubmed.corpus import CorpusEutils
+from tests.pubmed.corpus import Corpus, CorpusEutils
 from tests.research.scout.conftest import DISEASE, DRUG, PROFILE
 
 
@@ -63,8 +63,8 @@ def test_a_posted_run_is_done_by_the_worker_and_read_back_with_its_summary(
 
 
 @pytest.mark.django_db
-def test_without_a_broker_ncbi_being_down_fails_the_run_with_a_message(
-    api: APIClient, fake_eutils: FakeEutils, django_capture_on_commit_callbacks: Any
+def test_without_a_broker_ncbi_being_down_fails_the_run_and_resuming_it_continues_where_it_stopped(
+    api: APIClient, fake_eutils: FakeEutils, corpus: Corpus, django_capture_on_commit_callbacks: Any
 ) -> None:
     fake_eutils.respond("/esearch.fcgi", "unavailable", status=503, content_type="text/plain")
     api.force_authenticate(UserFactory())
@@ -80,6 +80,20 @@ def test_without_a_broker_ncbi_being_down_fails_the_run_with_a_message(
     assert run.state["normalise"]["count"] is None  # unverified, not cached
     detail = api.get(f"/api/v1/scout/{run.pk}/").json()
     assert (detail["status"], detail["progress"], detail["result"]) == ("failed", 1.0, None)
+
+    fake_eutils.server.clear()  # NCBI is back
+    back = CorpusEutils(corpus=corpus).serve(fake_eutils.server)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(f"/api/v1/scout/{run.pk}/resume/")
+    assert response.status_code == 202 and response.json()["status"] == "pending"
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.error) == (ScoutRunStatus.SUCCEEDED, 2, "")
+    # Normalise and expand were kept: only the fetch stage's esearch requests (5 queries) were sent.
+    assert len(back.requests("esearch.fcgi")) == len(run.state["expand"]["queries"]) == 5
+    again = api.post(f"/api/v1/scout/{run.pk}/resume/")
+    assert again.status_code == 409
+    assert again.json()["error"] == {
+        "code": "conflict", "message": f"Scout run {run.pk} is succeeded; only a failed run can be resumed."}
 
 
 @pytest.mark.django_db

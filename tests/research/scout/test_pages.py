@@ -102,3 +102,19 @@ def test_operators_see_runs_read_only_in_the_admin(client: Client) -> None:
     assert f"/admin/research/scoutrun/{run.pk}/change/" in listing
     assert client.get("/admin/research/scoutrun/add/").status_code == 403
     assert client.get(f"/admin/research/scoutrun/{run.pk}/change/").status_code == 200
+
+
+def test_a_failed_run_offers_resume_which_queues_it_again(client: Client, researcher: object) -> None:
+    from research.scout.runs import scout_run_fail
+
+    run = scout_run_create(user=researcher, drug="gefitinib", disease="nsclc", profile={}, max_pmids=10,
+                           enqueue=False)
+    scout_run_fail(run_id=str(run.pk), message="NCBI E-utilities could not be reached: HTTP 503")
+    page = client.get(f"/scout/{run.pk}/").content.decode()
+    assert f'action="/scout/{run.pk}/resume/"' in page
+    assert "NCBI E-utilities could not be reached: HTTP 503" in page
+    response = client.post(f"/scout/{run.pk}/resume/")
+    assert response.status_code == 302 and response["Location"] == f"/scout/{run.pk}/"
+    run.refresh_from_db()
+    assert (run.status, run.error) == (ScoutRunStatus.PENDING, "")
+    assert f'action="/scout/{run.pk}/resume/"' not in client.get(f"/scout/{run.pk}/").content.decode()
