@@ -6,7 +6,8 @@
 - "cross-encoder" when `RERANKER_MODEL` names a local sentence-transformers cross-encoder directory;
 - "lexical" otherwise, and whenever the chosen reranker fails: the fused retrieval rank blended
   with IDF-weighted query coverage (title matches counting extra), no model needed.
-Hybrid search calls it without a completer (no LLM call per search); the Evidence Scout passes one.
+Hybrid search calls it without a completer (no LLM call per search); the Evidence Scout passes the
+configured LLM's completer when there is one.
 """
 
 from __future__ import annotations
