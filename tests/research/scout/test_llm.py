@@ -15,7 +15,7 @@ from tests.pubmed.corpus import Corpus, CorpusEutils
 from tests.research.scout.conftest import DISEASE, DRUG
 from tests.research.scout.fakes import ScoutLlm, record_pmids
 
-pytestmark = [pytest.mark.django_db, pytest.mark.parametrize("provider", ["anthropic", "openai"])]
+pytestmark = pytest.mark.django_db
 
 EXPANSION = {
     "organ_terms": ["pancreas"],
@@ -41,6 +41,7 @@ def run_scout() -> dict:
     return json.loads(out.getvalue())
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_every_stage_uses_the_model_and_a_pmid_outside_the_top_five_is_removed(
     provider: str, scout_llm: Callable[[str], ScoutLlm], corpus_eutils: CorpusEutils, corpus: Corpus
 ) -> None:
@@ -94,6 +95,7 @@ def test_every_stage_uses_the_model_and_a_pmid_outside_the_top_five_is_removed(
     assert result["summary"].endswith(last_sentence(corpus, top5[0]))
 
 
+@pytest.mark.parametrize("provider", ["openai"])  # provider errors of both wire formats are tested in tests/chat
 def test_invalid_or_failed_model_replies_fall_back_and_say_so(
     provider: str, scout_llm: Callable[[str], ScoutLlm], corpus_eutils: CorpusEutils
 ) -> None:

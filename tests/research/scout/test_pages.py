@@ -51,7 +51,8 @@ def test_the_form_starts_a_run_with_the_profile_fields_and_lists_runs_and_pairs(
     assert run.profile == {"synonyms": ["Iressa", "ZD1839"], "targets": ["EGFR", "ERBB2"], "mechanisms": [],
                            "atc_codes": ["L01EB01"], "atc_descriptions": [], "drug_type": "small molecule"}
     progress = client.get(response["Location"]).content.decode()
-    assert '<meta http-equiv="refresh" content="2">' in progress
+    assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in progress
+    assert f'data-poll="/api/v1/scout/{run.pk}/"' in progress and "js/scout.js" in progress
     assert progress.count('data-status="pending"') == 6
     with django_assert_max_num_queries(8):  # type: ignore[operator]
         page = client.get("/scout/").content.decode()
@@ -80,7 +81,7 @@ def test_a_finished_run_shows_findings_that_link_to_the_five_cited_abstracts(
     run = scout_run_execute(run_id=str(run.pk))
     assert run.status == ScoutRunStatus.SUCCEEDED
     page = client.get(f"/scout/{run.pk}/").content.decode()
-    assert "http-equiv=\"refresh\"" not in page
+    assert "http-equiv=\"refresh\"" not in page and "data-poll" not in page and "js/scout.js" not in page
     cited = re.findall(r'<li id="pmid-(\d+)"><a href="https://pubmed.ncbi.nlm.nih.gov/\1/"', page)
     assert cited == [item["pmid"] for item in run.result["top5"]]
     links = re.findall(r'href="#pmid-(\d+)" class="citation"', page)
