@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 import pytest
@@ -17,6 +18,9 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from pubmed.parsers import AbstractRecord, parse_pubmed_xml
+
+if TYPE_CHECKING:
+    from tests.pubmed.corpus import Corpus, CorpusEutils
 
 XML_HEADER = (
     b'<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
@@ -166,3 +170,19 @@ def fake_eutils(httpserver: HTTPServer, settings: object, recorded_articles: dic
     settings.CELERY_BROKER_URL = ""
     yield FakeEutils(server=httpserver, articles=recorded_articles)
     httpserver.clear()
+
+
+@pytest.fixture(scope="session")
+def corpus(efetch_files: list[Path], shared_data: Path) -> Corpus:
+    """The recorded efetch articles plus the 1,000 PubMedQA abstracts, indexed for the fake esearch."""
+    from tests.pubmed.corpus import Corpus
+
+    return Corpus.build(efetch_files=efetch_files, pubmedqa=shared_data / "pubmedqa" / "ori_pqal.json")
+
+
+@pytest.fixture
+def corpus_eutils(fake_eutils: FakeEutils, corpus: Corpus) -> CorpusEutils:
+    """The fake E-utilities answering esearch and efetch from the corpus (fresh request log per test)."""
+    from tests.pubmed.corpus import CorpusEutils
+
+    return CorpusEutils(corpus=corpus).serve(fake_eutils.server)
