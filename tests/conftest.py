@@ -55,7 +55,27 @@ def fake_http_server() -> Iterator[HTTPServer]:
         server.stop()
 
 
-def _free_port() -> int:
+def database_url_for_subprocess() -> str:
+    """Return a DATABASE_URL for the database this test process uses, for child processes to share it.
+
+    Call it inside a test with database access, so it names the test database, not the development one.
+    """
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    user = quote(db["USER"] or "", safe="")
+    password = quote(str(db["PASSWORD"] or ""), safe="")
+    host, port = db["HOST"] or "", db["PORT"] or ""
+    socket_dir = "" if host else db["OPTIONS"].get("host", "")
+    netloc = f"{user}:{password}@{host}" + (f":{port}" if port else "")
+    query = f"?host={quote(socket_dir, safe='/')}" if socket_dir else ""
+    return f"postgresql://{netloc}/{quote(db['NAME'], safe='')}{query}"
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -78,7 +98,7 @@ def redis_url() -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("No Redis is listening and redis-server is not installed (apt-get install redis-server).")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
