@@ -111,8 +111,12 @@ class PostgresRateLimiter:
         from pubmed.models import NcbiRequestSlot
 
         table = NcbiRequestSlot._meta.db_table
-        params: dict[str, str | int | float] = {"budget": self.budget, "limit": self.limit, "window": self.window_seconds,
-                  "lock_class": _ADVISORY_LOCK_CLASS}
+        params: dict[str, str | int | float] = {
+            "budget": self.budget,
+            "limit": self.limit,
+            "window": self.window_seconds,
+            "lock_class": _ADVISORY_LOCK_CLASS,
+        }
         try:
             with database.cursor() as cursor:
                 # Held until commit: the check and the insert below see every slot other processes took.
