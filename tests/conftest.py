@@ -88,13 +88,9 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """Return the URL of a real Redis: REDIS_URL, the local one on 6379, or one started here."""
-    for url in filter(None, [os.environ.get("TEST_REDIS_URL"), "redis://127.0.0.1:6379/15"]):
-        if _redis_answers(url):
-            yield url
-            return
+@contextmanager
+def private_redis_server() -> Iterator[str]:
+    """Start a redis-server of our own on a free port (no persistence); yield its URL without a db number."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("No Redis is listening and redis-server is not installed (apt-get install redis-server).")
@@ -104,7 +100,7 @@ def redis_url() -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"redis://127.0.0.1:{port}/0"
+    url = f"redis://127.0.0.1:{port}"
     deadline = time.monotonic() + 10
     while not _redis_answers(url):
         if time.monotonic() > deadline:
@@ -116,6 +112,17 @@ def redis_url() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """Return the URL of a real Redis: REDIS_URL, the local one on 6379, or one started here."""
+    for url in filter(None, [os.environ.get("TEST_REDIS_URL"), "redis://127.0.0.1:6379/15"]):
+        if _redis_answers(url):
+            yield url
+            return
+    with private_redis_server() as server:
+        yield f"{server}/0"
 
 
 def _reset_broker_pool(app: object) -> None:
