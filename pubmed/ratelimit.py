@@ -78,8 +78,9 @@ class PostgresRateLimiter:
 
     Each request takes an `NcbiRequestSlot` row stamped with `clock_timestamp()`. Check-and-take runs in
     one transaction under an advisory lock for the budget, so two processes never both take the last
-    slot. The limiter opens its own autocommit connection for each `acquire`: a slot taken inside a
-    caller's open transaction would stay invisible to other processes until that transaction commits.
+    slot. The limiter opens its own connection for each `acquire` and commits every check-and-take at once:
+    a slot taken inside a caller's open transaction would stay invisible to other processes until that
+    transaction commits.
     """
 
     def __init__(self, *, budget: str, limit: int, window_seconds: float, using: str = DEFAULT_DB_ALIAS) -> None:
