@@ -227,9 +227,9 @@ def test_production_stack_streams_answers_runs_tasks_and_serves_static_files(
     done = events[-1][2]
     assert done["references"] and not done["abstained"], done
     assert done["confidence"] in {"GREEN", "YELLOW", "RED"}
-    # Streamed, not buffered: the first event reached us before the answer was finished.
-    assert events[0][0] < events[-1][0]
-    assert events[0][0] - started < 30
+    # Streamed, not buffered: the question's `meta` event reached us while the answer was still being built
+    # (a buffered response would deliver every event within the same millisecond).
+    assert events[-1][0] - events[0][0] > 0.05, [(round(at - started, 3), name) for at, name, _ in events]
 
     # An ingestion through the API, run by the Celery worker to completion against the fake E-utilities.
     created = api.post("/api/v1/ingestions/", json={"queries": [INGEST_QUERY], "max_per_query": 3})

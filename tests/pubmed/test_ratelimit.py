@@ -178,3 +178,7 @@ def test_limiter_choice_follows_settings(redis_url: str) -> None:
     assert isinstance(shared, RedisRateLimiter)
     assert shared.limit == 10
     assert "secret" not in shared.key
+    # While Redis is down the same budget (same key, same limit) continues in PostgreSQL.
+    fallback = shared._fallback
+    assert isinstance(fallback, PostgresRateLimiter)
+    assert (fallback.budget, fallback.limit, fallback.window_seconds) == (shared.key, 10, 1.1)
