@@ -16,7 +16,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,11 +88,12 @@ def _start(name: str, command: list[str], env: dict[str, str], logs: Path) -> tu
     return process, log
 
 
-def _wait_for(predicate: object, *, what: str, stack: Stack, timeout: float) -> None:
+def _wait_for(predicate: Callable[[], object], *, what: str, stack: Stack, timeout: float) -> None:
+    """Poll `predicate` until it is true; fail with every process's log tail if it never is or a process died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         stack.assert_running()
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return
         time.sleep(0.25)
     pytest.fail(f"{what} did not happen within {timeout:.0f} s; logs:\n"
