@@ -18,6 +18,7 @@ from pathlib import Path
 from lxml import etree
 
 from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
+from evidence.integrity import MEDLINE_TAGS, notice_type
 
 
 class PubmedParseError(ValueError):
@@ -43,6 +44,19 @@ class MeshHeading:
 
 
 @dataclass(frozen=True)
+class CommentCorrection:
+    """A retraction, erratum or expression-of-concern link (PubMed `CommentsCorrections`) to another record."""
+
+    type: str  # PubMed's RefType: RetractionIn, RetractionOf, ErratumIn, ExpressionOfConcernIn
+    pmid: str = ""
+    source: str = ""  # the citation of the linked notice, e.g. "Lancet. 2010 Feb 6;375(9713):445"
+    note: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"type": self.type, "pmid": self.pmid, "source": self.source, "note": self.note}
+
+
+@dataclass(frozen=True)
 class AbstractRecord:
     """A PubMed record as MedCite stores it, independent of the format it came in."""
 
@@ -63,6 +77,7 @@ class AbstractRecord:
     doi: str = ""
     pmcid: str = ""
     is_book: bool = False
+    corrections: list[CommentCorrection] = field(default_factory=list)
 
     @property
     def mesh_major(self) -> list[str]:
@@ -258,6 +273,25 @@ def _mesh(citation: etree._Element) -> list[MeshHeading]:
     return headings
 
 
+def _corrections(citation: etree._Element) -> list[CommentCorrection]:
+    """Return the retraction, erratum and expression-of-concern links of a MedlineCitation (other links are skipped)."""
+    found = []
+    for node in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
+        kind = notice_type(node.get("RefType", ""))
+        if not kind:
+            continue
+        pmid = _text(node.find("PMID"))
+        found.append(
+            CommentCorrection(
+                type=kind,
+                pmid=pmid if is_pmid(pmid) else "",
+                source=_text(node.find("RefSource")),
+                note=_text(node.find("Note")),
+            )
+        )
+    return found
+
+
 def _pmid(node: etree._Element | None, where: str) -> str:
     pmid = _text(node)
     if not is_pmid(pmid):
@@ -299,6 +333,7 @@ def _parse_article(element: etree._Element) -> AbstractRecord:
         keywords=[_text(node) for node in citation.findall("KeywordList/Keyword") if _text(node)],
         doi=_doi_from(article.findall("ELocationID"), ids),
         pmcid=_pmcid_from(ids),
+        corrections=_corrections(citation),
     )
 
 
@@ -436,6 +471,9 @@ def _medline_record(fields: list[tuple[str, str]]) -> AbstractRecord:
                 doi = candidate
                 break
     pmcid = next((v for v in values.get("PMC", []) if PMCID_RE.fullmatch(v)), "")
+    corrections = [
+        _medline_correction(MEDLINE_TAGS[tag], value) for tag, value in fields if tag in MEDLINE_TAGS
+    ]
     raw_date = (values.get("DP") or [""])[0]
     parsed, year = parse_pub_date(raw_date)
     abstract_text = " ".join(values.get("AB", []))
@@ -458,7 +496,18 @@ def _medline_record(fields: list[tuple[str, str]]) -> AbstractRecord:
         doi=doi,
         pmcid=pmcid,
         is_book="GR" in values and "BTI" in values,
+        corrections=corrections,
     )
+
+
+_MEDLINE_LINK_PMID = re.compile(r"\s*PMID:\s*(\d+)\s*$")
+
+
+def _medline_correction(kind: str, value: str) -> CommentCorrection:
+    """Return a MEDLINE link line ("Lancet. 2010 Feb 6;375(9713):445. PMID: 20137807") as a correction link."""
+    match = _MEDLINE_LINK_PMID.search(value)
+    source = value[: match.start()].strip() if match else value.strip()
+    return CommentCorrection(type=kind, pmid=match.group(1) if match else "", source=source)
 
 
 def parse_medline(text: str) -> list[AbstractRecord]:

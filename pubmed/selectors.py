@@ -13,6 +13,14 @@ from django.db.models import QuerySet
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 
+
+def retracted_among(*, pmids: Sequence[str]) -> dict[str, str]:
+    """Return {PMID: title} of the stored abstracts among `pmids` that PubMed marks retracted."""
+    if not pmids:
+        return {}
+    return dict(Abstract.objects.filter(pmid__in=list(pmids), is_retracted=True).values_list("pmid", "title"))
+
+
 TABLIZER_SORTS = {
     "relevance": None,
     "pmid": lambda a: int(a.pmid),

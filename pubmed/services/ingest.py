@@ -295,3 +295,58 @@ def ingestion_run(*, ingestion_id: str, progress: Progress | None = None) -> Ing
     if status == IngestionStatus.FAILED and outcome.unavailable:
         raise EutilsUnavailable("; ".join(outcome.errors))
     return ingestion
+
+
+# --- Refreshing stored records --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefreshOutcome:
+    refreshed: int
+    retracted: list[str]  # PMIDs that are retracted after the refresh
+    newly_retracted: list[str]  # ... and were not marked retracted before it
+    missing: list[str]  # PMIDs NCBI returned no record for
+    errors: list[str] = field(default_factory=list)
+
+
+def abstracts_refresh(
+    *,
+    pmids: Sequence[str],
+    embed: bool = True,
+    progress: Progress | None = None,
+    client: EutilsClient | None = None,
+) -> RefreshOutcome:
+    """Fetch stored PMIDs from PubMed again and update them: publication types, retractions, level.
+
+    PubMed adds "Retracted Publication" and the RetractionIn link to a record long after it was first
+    stored, and `fetch_and_cache` never fetches a stored PMID twice; this is how such news arrives.
+    Unchanged text keeps its chunks and vectors. A failing batch is reported and the rest continue.
+    """
+    wanted = [pmid for pmid in dict.fromkeys(pmids) if is_pmid(pmid)]
+    before = set(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
+    client = client or eutils_client()
+    refreshed: set[str] = set()
+    missing: list[str] = []
+    errors: list[str] = []
+    for start in range(0, len(wanted), EFETCH_BATCH_SIZE):
+        batch = wanted[start:start + EFETCH_BATCH_SIZE]
+        try:
+            got, _ = _store_batch(client, batch, embed=embed)
+        except EutilsError as exc:
+            errors.append(f"efetch {len(batch)} PMID(s) from {batch[0]}: {exc}")
+        else:
+            refreshed |= got
+            missing.extend(pmid for pmid in batch if pmid not in got)
+        if progress:
+            progress(min(start + len(batch), len(wanted)), len(wanted))
+    retracted = sorted(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
+    outcome = RefreshOutcome(
+        refreshed=len(refreshed),
+        retracted=retracted,
+        newly_retracted=[pmid for pmid in retracted if pmid not in before],
+        missing=missing,
+        errors=errors,
+    )
+    logger.info("abstracts_refreshed", refreshed=outcome.refreshed, newly_retracted=outcome.newly_retracted,
+                missing=len(missing), errors=len(errors))
+    return outcome

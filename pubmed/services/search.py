@@ -51,6 +51,10 @@ class ChunkHit:
     score: float
     section: str = ""
     mesh_terms: list[str] = field(default_factory=list)
+    is_retracted: bool = False
+    has_expression_of_concern: bool = False
+    evidence_level: str = "other"
+    evidence_level_inferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,8 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.id, c.ordinal, c.section, c.text, a.pmid, a.title, a.journal, a.year, a.authors, a.doi, "
-            "a.pmcid, a.publication_types, a.mesh_terms "
+            "a.pmcid, a.publication_types, a.mesh_terms, a.is_retracted, a.has_expression_of_concern, "
+            "a.evidence_level, a.evidence_level_inferred "
             "FROM pubmed_abstractchunk c JOIN pubmed_abstract a ON a.pmid = c.abstract_id WHERE c.id = ANY(%s)",
             [ids],
         )
@@ -261,7 +266,8 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         row = rows.get(chunk_id)
         if row is None:  # deleted between ranking and loading
             continue
-        _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh = row
+        _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh, *flags = row
+        retracted, concern, level, inferred = flags
         hits.append(
             ChunkHit(
                 pmid=pmid,
@@ -278,6 +284,10 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
                 score=round(float(score), 6),
                 section=section,
                 mesh_terms=list(mesh),
+                is_retracted=retracted,
+                has_expression_of_concern=concern,
+                evidence_level=level,
+                evidence_level_inferred=inferred,
             )
         )
     return hits
