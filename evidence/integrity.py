@@ -76,3 +76,8 @@ def assess_integrity(*, publication_types: Iterable[str], corrections: Iterable[
         retraction_notices=retractions,
         concern_notices=concerns,
     )
+
+
+def is_retraction_notice(publication_types: Iterable[str]) -> bool:
+    """Return True for the notice that retracts another record (type "Retraction of Publication")."""
+    return RETRACTION_NOTICE.lower() in {value.strip().lower() for value in publication_types}

@@ -220,6 +220,14 @@ class IdentifierCheck(models.Model):
     pubmed_title = models.TextField(blank=True)
     title_similarity = models.FloatField(null=True, help_text="0-1, normalised token similarity.")
     detail = models.TextField(blank=True)
+    publication_types = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    retracted = models.BooleanField(null=True, help_text="PubMed marks the article retracted (None: not checked).")
+    expression_of_concern = models.BooleanField(null=True, help_text="PubMed links an expression of concern.")
+    notices = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Retraction, erratum and concern links: [{"type", "pmid", "source", "note"}].',
+    )
 
     class Meta:
         ordering = ["-checked_at"]

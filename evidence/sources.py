@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from evidence import identifiers
+from evidence.levels import LevelAssessment, assess_level, level_assessment, level_for_study_kind
 from evidence.models import Study
 from evidence.text import without_instructions
 
@@ -47,6 +48,9 @@ class Article(Protocol):
 
     @property
     def publication_types(self) -> Sequence[str]: ...
+
+    @property
+    def is_retracted(self) -> bool: ...
 
 
 class SearchHit(Protocol):
@@ -87,6 +91,15 @@ class SearchHit(Protocol):
 
     @property
     def section(self) -> str: ...
+
+    @property
+    def is_retracted(self) -> bool: ...
+
+    @property
+    def evidence_level(self) -> str: ...
+
+    @property
+    def evidence_level_inferred(self) -> bool: ...
 
 
 def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
@@ -131,6 +144,9 @@ class EvidenceSource:
     section: str = ""
     anchor: bool = False
     citation_count: int | None = None
+    retracted: bool = False
+    evidence_level: str = ""
+    evidence_level_inferred: bool = False
 
     def __post_init__(self) -> None:
         # Source text is evidence, never instructions: a sentence addressed to the model is dropped.
@@ -160,6 +176,13 @@ class EvidenceSource:
         data["names"] = list(self.names)
         return data
 
+    @property
+    def level(self) -> LevelAssessment | None:
+        """Return the source's level of evidence, or None for a trial registry record or an unknown source."""
+        if not self.evidence_level:
+            return None
+        return level_assessment(self.evidence_level, inferred=self.evidence_level_inferred)
+
     def with_approval(self, approved: bool) -> EvidenceSource:
         """Return this source admitted (or not) as evidence of the turn."""
         return replace(self, approved=approved)
@@ -167,6 +190,7 @@ class EvidenceSource:
     @classmethod
     def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
         """Return a library study as a source whose text is its key finding."""
+        level = level_for_study_kind(kind=study.kind, study_design=study.study_design)
         return cls(
             doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
             chunk_id=LIBRARY_KEY_FINDING_CHUNK,
@@ -189,6 +213,7 @@ class EvidenceSource:
             approved=approved,
             anchor=bool(study.anchor_scenarios),
             citation_count=study.citation_count,
+            evidence_level=level.level,
         )
 
     @classmethod
@@ -196,6 +221,7 @@ class EvidenceSource:
         cls, article: Article, *, origin: str, chunk_id: str, text: str, tool: str = "", section: str = ""
     ) -> EvidenceSource:
         """Return a PubMed record (stored abstract or esummary row) as a source with `text` as its citable text."""
+        level = _article_level(article)
         return cls(
             doc_id=doc_id_for(pmid=article.pmid),
             chunk_id=chunk_id,
@@ -211,6 +237,9 @@ class EvidenceSource:
             year=article.year,
             publication_types=tuple(article.publication_types or ()),
             section=section,
+            retracted=bool(article.is_retracted),
+            evidence_level=level.level,
+            evidence_level_inferred=level.inferred,
         )
 
     @classmethod
@@ -268,7 +297,18 @@ class EvidenceSource:
             score=score,
             approved=approved,
             section=hit.section or "",
+            retracted=bool(hit.is_retracted),
+            evidence_level=hit.evidence_level,
+            evidence_level_inferred=hit.evidence_level_inferred,
         )
+
+
+def _article_level(article: Article) -> LevelAssessment:
+    """Return a stored abstract's level as stored; an esummary row's from its types and title."""
+    stored = getattr(article, "evidence_level", "")
+    if stored:
+        return level_assessment(stored, inferred=bool(getattr(article, "evidence_level_inferred", False)))
+    return assess_level(publication_types=article.publication_types or (), title=article.title)
 
 
 def _identifier_key(kind: str, value: str) -> tuple[str, str]:
@@ -309,11 +349,19 @@ class EvidenceSet:
             self._ids.setdefault(key, source.doc_id)
 
     def _add_library(self, source: EvidenceSource) -> None:
+        if source.retracted:
+            return
         self.library.append(source)
         self._index(source)
 
     def add(self, source: EvidenceSource) -> EvidenceSource:
-        """Add a source of this turn (deduplicated by doc and chunk id) and return the stored one."""
+        """Add a source of this turn (deduplicated by doc and chunk id) and return the stored one.
+
+        A retracted source is returned but never stored: its identifiers stay unknown, so a citation
+        of it is removed like any unverifiable one.
+        """
+        if source.retracted:
+            return source
         key = (source.doc_id, source.chunk_id)
         existing = self._chunks.get(key)
         if existing is not None:

@@ -107,6 +107,22 @@ def test_reference_carries_identifiers_direct_url_authors_journal_year_and_badge
             "Trial",
             "High strength",
         ],
+        "retracted": False,
+    }
+
+
+def test_reference_carries_its_level_of_evidence_and_says_when_it_was_inferred():
+    source = EvidenceSource(
+        doc_id="pmid:99000020", chunk_id="c0", origin="retrieved", title="Does X help Y?", pmid="99000020",
+        evidence_level="rct", evidence_level_inferred=True,
+    )
+    reference = format_reference(source)
+    assert {key: reference[key] for key in reference if "level" in key or key == "retracted"} == {
+        "evidence_level": "rct",
+        "evidence_level_label": "Randomised controlled trial",
+        "evidence_level_inferred": True,
+        "level_badge": "RCT (inferred)",
+        "retracted": False,
     }
 
 
