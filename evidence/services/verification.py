@@ -1,4 +1,5 @@
-"""Check library identifiers against PubMed: does each PMID exist, and does its title match ours."""
+"""Check library identifiers against PubMed: does each PMID exist, does its title match ours, and has
+PubMed retracted it or linked an expression of concern."""
 
 from __future__ import annotations
 
@@ -77,13 +78,26 @@ def study_identifiers_verify(*, study_ids: Sequence[int]) -> list[IdentifierChec
             check.title_similarity = title_similarity(study.title, summary.title)
             matched = check.title_similarity >= TITLE_MATCH_THRESHOLD
             check.status = IdentifierCheck.Status.MATCH if matched else IdentifierCheck.Status.MISMATCH
-            if not matched:
-                check.detail = f"PubMed title: {summary.title}"
+            integrity = summary.integrity
+            check.publication_types = list(summary.publication_types)
+            check.notices = list(summary.corrections)
+            check.retracted = integrity.retracted
+            check.expression_of_concern = integrity.expression_of_concern
+            check.detail = " ".join(
+                part
+                for part in (
+                    f"PubMed: {integrity.summary()}" if integrity.flagged else "",
+                    "" if matched else f"PubMed title: {summary.title}",
+                )
+                if part
+            )
         checks.append(check)
     IdentifierCheck.objects.bulk_create(checks)
     logger.info(
         "identifier_verification_complete",
         studies=len(checks),
         statuses={status: sum(c.status == status for c in checks) for status in {c.status for c in checks}},
+        retracted=[c.pmid for c in checks if c.retracted],
+        expression_of_concern=[c.pmid for c in checks if c.expression_of_concern],
     )
     return checks
