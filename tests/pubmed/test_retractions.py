@@ -149,3 +149,22 @@ def test_refresh_command_rejects_bad_input(args, message):
     with pytest.raises(CommandError) as raised:
         call_command("refresh_abstracts", *args, stdout=StringIO(), stderr=StringIO())
     assert str(raised.value) == message
+
+
+@pytest.mark.django_db
+def test_search_api_flags_retractions_and_filters_and_sorts_by_level(client, retraction_records):
+    abstracts_upsert(records=list(retraction_records.values()), embed=True)
+    url = "/api/v1/abstracts/search"
+    body = client.get(url, {"q": "colchicine after myocardial infarction", "k": 5, "sort": "level"}).json()
+    rows = {hit["pmid"]: hit for hit in body["results"]}
+    assert rows["99000001"]["retracted"] is True and rows["99000005"]["retracted"] is False
+    assert rows["99000004"]["expression_of_concern"] is True
+    assert body["results"][0]["pmid"] == "99000005"  # the meta-analysis leads when sorted by level
+    assert rows["99000001"]["evidence_level_label"] == "Randomised controlled trial"
+    kept = client.get(url, {"q": "colchicine after myocardial infarction", "exclude_retracted": "true"}).json()
+    assert "99000001" not in {hit["pmid"] for hit in kept["results"]}
+    only = client.get(url, {"q": "colchicine after myocardial infarction", "level": "systematic_review"}).json()
+    assert [hit["pmid"] for hit in only["results"]] == ["99000005"]
+    bad = client.get(url, {"q": "colchicine", "level": "anecdote"})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["message"].startswith("level.0: Unknown level 'anecdote'; use one of guideline")
