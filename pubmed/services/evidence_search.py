@@ -5,6 +5,7 @@ the drug x disease search the Evidence Scout builds on: the disease name is norm
 against PubMed, the pair is expanded into 5-10 queries,
 their results are fetched into the store, and the pair's query and PMIDs are kept in
 `search_queries` so asking again within `SEARCH_QUERY_TTL_SECONDS` costs no NCBI request.
+Retracted records are never part of the evidence found: they are listed apart, in `retracted`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from pubmed.clients import EutilsClient
 from pubmed.models import SearchQuery
+from pubmed.selectors import retracted_among
 from pubmed.services.expand import (
     ExpandedQuery,
     ExpansionProfile,
@@ -39,6 +41,21 @@ class EvidenceSearchResult:
     cached: bool
     outcome: IngestionOutcome | None = None
     errors: list[str] = field(default_factory=list)
+    retracted: dict[str, str] = field(default_factory=dict)  # PMID → title of retracted records left out
+
+    @property
+    def retraction_note(self) -> str:
+        """Return one line naming the retracted records left out ("" when there were none)."""
+        if not self.retracted:
+            return ""
+        listed = "; ".join(f"PMID {pmid} ({title})" for pmid, title in self.retracted.items())
+        count = len(self.retracted)
+        return f"{count} retracted abstract{'s were' if count != 1 else ' was'} excluded: {listed}"
+
+
+def _without_retracted(pmids: list[str]) -> tuple[list[str], dict[str, str]]:
+    retracted = retracted_among(pmids=pmids)
+    return [pmid for pmid in pmids if pmid not in retracted], {p: retracted[p] for p in pmids if p in retracted}
 
 
 @transaction.atomic
@@ -71,8 +88,10 @@ def evidence_search(
         drug=drug.lower(), disease=normalised.normalised.lower(), searched_at__gte=fresh_after
     ).first()
     if stored is not None:
-        return EvidenceSearchResult(drug=drug, disease=normalised, queries=queries, pmids=list(stored.pmids),
-                                    cached=True)
+        # Retractions are checked again on every use: a record may have been retracted since the search.
+        kept, retracted = _without_retracted(list(stored.pmids))
+        return EvidenceSearchResult(drug=drug, disease=normalised, queries=queries, pmids=kept, cached=True,
+                                    retracted=retracted)
     outcome = fetch_and_cache(queries=[q.query for q in queries], max_per_query=max_per_query, client=client)
     if outcome.per_query:  # at least one query answered: remember what was found
         search_query_record(
@@ -81,5 +100,6 @@ def evidence_search(
             pubmed_query="\n".join(q.query for q in queries),
             pmids=outcome.pmids,
         )
-    return EvidenceSearchResult(drug=drug, disease=normalised, queries=queries, pmids=outcome.pmids,
-                                cached=False, outcome=outcome, errors=outcome.errors)
+    kept, retracted = _without_retracted(outcome.pmids)
+    return EvidenceSearchResult(drug=drug, disease=normalised, queries=queries, pmids=kept,
+                                cached=False, outcome=outcome, errors=outcome.errors, retracted=retracted)
