@@ -136,3 +136,31 @@ def test_abstract_page_shows_the_retraction_and_the_level(client, colchicine_row
     assert tree.cssselect(".badge.level")[0].text_content() == "RCT"
     inferred = lxml.html.fromstring(client.get(reverse("pubmed:abstract-detail", args=["22663011"])).content)
     assert inferred.cssselect(".badge.level")[0].get("data-level") == "rct"
+
+
+def test_tray_answer_about_the_rows_never_rests_on_the_retracted_row():
+    from chat.answer_settings import answer_settings
+    from pubmed.models import Abstract
+    from research.context import PageContext
+    from research.extractive import answer_from_rows
+    from research.registries import page_get
+
+    rows = [
+        Abstract(pmid="201", title="Colchicine after myocardial infarction: a randomised trial", year=2021,
+                 abstract="Colchicine reduced cardiovascular events after myocardial infarction by 77 percent.",
+                 is_retracted=True, evidence_level="rct"),
+        Abstract(pmid="202", title="Colchicine after myocardial infarction: a meta-analysis", year=2024,
+                 abstract="Colchicine reduced cardiovascular events after myocardial infarction by 25 percent.",
+                 evidence_level="systematic_review"),
+    ]
+    items = [tablizer.abstract_item(row) for row in rows]
+    context = PageContext(page=page_get("tablizer"), state="q=colchicine", items=items)
+    answer = answer_from_rows(
+        question="Does colchicine reduce cardiovascular events after myocardial infarction?",
+        context=context,
+        settings=answer_settings(),
+    )
+    assert answer.text == (
+        "**Bottom line:** Colchicine reduced cardiovascular events after myocardial infarction by 25 percent "
+        "[citation:pmid:202:abstract]."
+    )
