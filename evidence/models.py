@@ -12,6 +12,7 @@ from django.db.models.functions import Lower
 from simple_history.models import HistoricalRecords
 
 from evidence import identifiers
+from evidence.levels import LevelAssessment, level_for_study_kind
 
 
 def _tags() -> ArrayField:
@@ -200,6 +201,11 @@ class Study(models.Model):
     @property
     def strength_label(self) -> str:
         return EvidenceStrength(self.evidence_strength).label
+
+    @property
+    def level(self) -> LevelAssessment:
+        """Return the study's level of evidence, mapped from its kind and design."""
+        return level_for_study_kind(kind=self.kind, study_design=self.study_design)
 
 
 class IdentifierCheck(models.Model):

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from evidence import identifiers
-from evidence.levels import LevelAssessment, assess_level, level_assessment, level_for_study_kind
+from evidence.levels import LevelAssessment, assess_level, level_assessment
 from evidence.models import Study
 from evidence.text import without_instructions
 
@@ -190,7 +190,7 @@ class EvidenceSource:
     @classmethod
     def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
         """Return a library study as a source whose text is its key finding."""
-        level = level_for_study_kind(kind=study.kind, study_design=study.study_design)
+        level = study.level
         return cls(
             doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
             chunk_id=LIBRARY_KEY_FINDING_CHUNK,
