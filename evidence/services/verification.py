@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
 import structlog
@@ -100,4 +100,48 @@ def study_identifiers_verify(*, study_ids: Sequence[int]) -> list[IdentifierChec
         retracted=[c.pmid for c in checks if c.retracted],
         expression_of_concern=[c.pmid for c in checks if c.expression_of_concern],
     )
+    return checks
+
+
+@transaction.atomic
+def study_checks_from_pubmed(
+    *, records: Mapping[str, tuple[str, Sequence[str], Sequence[Mapping[str, str]]]], source: str
+) -> list[IdentifierCheck]:
+    """Record a check for every library study whose PMID is in `records` (PMID → title, types, notice links).
+
+    Used when PubMed records are fetched anyway (`refresh_abstracts`): a study whose paper PubMed has
+    since retracted is flagged in the admin without waiting for a curator to run the verify action.
+    """
+    from evidence.integrity import assess_integrity
+
+    checks = []
+    for study in Study.objects.filter(pmid__in=list(records)).order_by("pk"):
+        title, types, notices = records[study.pmid]
+        integrity = assess_integrity(publication_types=types, corrections=notices)
+        similarity = title_similarity(study.title, title)
+        matched = similarity >= TITLE_MATCH_THRESHOLD
+        checks.append(
+            IdentifierCheck(
+                study=study,
+                pmid=study.pmid,
+                status=IdentifierCheck.Status.MATCH if matched else IdentifierCheck.Status.MISMATCH,
+                pmid_exists=True,
+                pubmed_title=title,
+                title_similarity=similarity,
+                publication_types=list(types),
+                notices=[dict(link) for link in notices],
+                retracted=integrity.retracted,
+                expression_of_concern=integrity.expression_of_concern,
+                detail=" ".join(
+                    part
+                    for part in (
+                        f"From {source}.",
+                        f"PubMed: {integrity.summary()}" if integrity.flagged else "",
+                        "" if matched else f"PubMed title: {title}",
+                    )
+                    if part
+                ),
+            )
+        )
+    IdentifierCheck.objects.bulk_create(checks)
     return checks

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evidence.identifiers import is_pmid
+from evidence.services.verification import study_checks_from_pubmed
 from pubmed.clients import EFETCH_BATCH_SIZE, EsearchResult, EutilsClient, EutilsError, EutilsUnavailable, eutils_client
 from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
@@ -321,6 +322,7 @@ def abstracts_refresh(
     PubMed adds "Retracted Publication" and the RetractionIn link to a record long after it was first
     stored, and `fetch_and_cache` never fetches a stored PMID twice; this is how such news arrives.
     Unchanged text keeps its chunks and vectors. A failing batch is reported and the rest continue.
+    Library studies with a refreshed PMID get a new identifier check, so the admin flags retractions.
     """
     wanted = [pmid for pmid in dict.fromkeys(pmids) if is_pmid(pmid)]
     before = set(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
@@ -340,6 +342,15 @@ def abstracts_refresh(
         if progress:
             progress(min(start + len(batch), len(wanted)), len(wanted))
     retracted = sorted(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
+    study_checks_from_pubmed(
+        records={
+            abstract.pmid: (abstract.title, abstract.publication_types, abstract.corrections)
+            for abstract in Abstract.objects.filter(pmid__in=sorted(refreshed)).only(
+                "pmid", "title", "publication_types", "corrections"
+            )
+        },
+        source="refresh_abstracts (PubMed efetch)",
+    )
     outcome = RefreshOutcome(
         refreshed=len(refreshed),
         retracted=retracted,

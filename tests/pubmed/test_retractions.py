@@ -128,11 +128,21 @@ def test_refresh_command_fetches_stored_records_again_and_reports_new_retraction
     for article in root.findall("PubmedArticle"):
         fake_eutils.articles[article.findtext("MedlineCitation/PMID")] = etree.tostring(article)
     fake_eutils.serve()
+    from evidence.models import IdentifierCheck
+    from tests.evidence.factories import StudyFactory
+
+    study = StudyFactory(study_name="COLCHI-MI", pmid="99000001", title=before.title)
     out = StringIO()
     call_command("refresh_abstracts", "99000001", "--no-progress", stdout=out, stderr=StringIO())
     assert out.getvalue().strip() == "Refreshed 1 of 1 abstract(s); 1 retracted (newly: 99000001)."
     assert Abstract.objects.get(pmid="99000001").is_retracted is True
     assert [s.params["id"] for s in fake_eutils.requests("/efetch.fcgi")] == ["99000001"]
+    # The library study with that PMID is flagged without a separate verify run.
+    check = IdentifierCheck.objects.get(study=study)
+    assert (check.status, check.retracted) == ("match", True)
+    assert check.detail == (
+        "From refresh_abstracts (PubMed efetch). PubMed: Retracted (retraction notice PMID 99000003)."
+    )
 
 
 @pytest.mark.django_db
