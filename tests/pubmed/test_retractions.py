@@ -210,3 +210,15 @@ def test_evidence_search_leaves_retracted_records_out_and_names_them(fake_eutils
     )
     again = evidence_search(drug="colchicine", disease="myocardial infarction")
     assert (again.cached, again.pmids, list(again.retracted)) == (True, ["99000005"], ["99000001"])
+
+
+@pytest.mark.django_db
+def test_abstract_admin_filters_retracted_records(client, retraction_records):
+    from tests.factories import UserFactory
+
+    abstracts_upsert(records=list(retraction_records.values()), embed=False)
+    client.force_login(UserFactory(username="admin-retract", is_staff=True, is_superuser=True))
+    response = client.get("/admin/pubmed/abstract/", {"is_retracted__exact": "1"})
+    assert [a.pmid for a in response.context["cl"].result_list] == ["99000001"]
+    levels = client.get("/admin/pubmed/abstract/", {"evidence_level__exact": "systematic_review"})
+    assert [a.pmid for a in levels.context["cl"].result_list] == ["99000005"]
