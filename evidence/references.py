@@ -217,4 +217,6 @@ def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> 
         reference["evidence_level_inferred"] = level.inferred
         reference["level_badge"] = level.badge
     reference["retracted"] = source.retracted
+    if source.expression_of_concern:
+        reference["expression_of_concern"] = True
     return reference

@@ -145,6 +145,7 @@ class EvidenceSource:
     anchor: bool = False
     citation_count: int | None = None
     retracted: bool = False
+    expression_of_concern: bool = False
     evidence_level: str = ""
     evidence_level_inferred: bool = False
 
@@ -238,6 +239,7 @@ class EvidenceSource:
             publication_types=tuple(article.publication_types or ()),
             section=section,
             retracted=bool(article.is_retracted),
+            expression_of_concern=bool(getattr(article, "has_expression_of_concern", False)),
             evidence_level=level.level,
             evidence_level_inferred=level.inferred,
         )
@@ -298,6 +300,7 @@ class EvidenceSource:
             approved=approved,
             section=hit.section or "",
             retracted=bool(hit.is_retracted),
+            expression_of_concern=bool(getattr(hit, "has_expression_of_concern", False)),
             evidence_level=hit.evidence_level,
             evidence_level_inferred=hit.evidence_level_inferred,
         )

@@ -60,6 +60,7 @@ def abstract_item(abstract: Any) -> PageItem:
         publication_types=kinds,
         section="abstract",
         retracted=abstract.is_retracted,
+        expression_of_concern=abstract.has_expression_of_concern,
         evidence_level=level.level,
         evidence_level_inferred=level.inferred,
     )

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from evidence.references import format_authors, format_reference, is_direct_url, quality_badges, reference_url
@@ -199,3 +201,15 @@ def test_library_reference_keeps_the_curated_url_exactly_and_a_reference_without
         url="https://www.google.com/search?q=ESC+AF+guideline",
     )
     assert format_reference(searchy)["url"] == "https://pubmed.ncbi.nlm.nih.gov/39210723/"
+
+
+def test_reference_of_a_paper_under_an_expression_of_concern_says_so():
+    source = EvidenceSource(
+        doc_id="pmid:99000004", chunk_id="c0", origin="retrieved", title="Statin use and stroke", pmid="99000004",
+        evidence_level="cohort", expression_of_concern=True,
+    )
+    reference = format_reference(source)
+    assert (reference["expression_of_concern"], reference["retracted"], reference["level_badge"]) == (
+        True, False, "Cohort / case-control"
+    )
+    assert "expression_of_concern" not in format_reference(replace(source, expression_of_concern=False))
