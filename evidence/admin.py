@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.http import HttpRequest
@@ -16,6 +17,7 @@ from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
+from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
     Abbreviation,
     AnchorScenario,
@@ -236,10 +238,11 @@ class StudyAdmin(CuratorEditableAdmin):
 
     @admin.action(description="Verify identifiers against PubMed")
     def verify_identifiers(self, request: HttpRequest, queryset: QuerySet) -> None:
-        from evidence.tasks import verify_study_identifiers
-
+        queue = identifier_checks_queue()
+        if queue is None:  # get_actions offers the action only once a queue is registered
+            raise PermissionDenied("No installed app checks identifiers against PubMed.")
         study_ids = list(queryset.values_list("pk", flat=True))
-        transaction.on_commit(lambda: verify_study_identifiers.delay(study_ids=study_ids))
+        transaction.on_commit(lambda: queue(study_ids))
         self.message_user(
             request,
             f"Verification of {len(study_ids)} stud{'y' if len(study_ids) == 1 else 'ies'} against PubMed "
@@ -249,7 +252,7 @@ class StudyAdmin(CuratorEditableAdmin):
 
     def get_actions(self, request: HttpRequest) -> dict:
         actions = super().get_actions(request)
-        if not is_curator(request.user):
+        if not is_curator(request.user) or identifier_checks_queue() is None:
             actions.pop("verify_identifiers", None)
         return actions
 

@@ -21,7 +21,7 @@ from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers
 from evidence.claims.polarity import polarity_conflict
 from evidence.claims.splitting import plain_text
-from evidence.text import split_sentences
+from evidence.text import DRUG_NAME, split_sentences
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -30,12 +30,7 @@ SIMILARITY_THRESHOLD = 0.63
 # Candidates examined per claim, most similar first: the rules run on these only.
 CANDIDATES = 8
 
-_DRUG = re.compile(
-    r"\b[a-z]{3,}(?:mab|tinib|ciclib|parib|rafenib|lisib|zomib|platin|taxel|rubicin|gliflozin|gliptin|glutide|"
-    r"sartan|pril|olol|dipine|statin|xaban|gatran|parin|prazole|floxacin|cillin|mycin|cycline|azole|vir|"
-    r"tide|lukast|tropium|terol|sone|solone|idronate|dronate)\b",
-    re.IGNORECASE,
-)
+_DRUG = DRUG_NAME
 
 
 class Passage(Protocol):

@@ -23,10 +23,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from evidence.identifiers import is_pmid
-from evidence.services.verification import study_checks_from_pubmed
 from pubmed.clients import EFETCH_BATCH_SIZE, EsearchResult, EutilsClient, EutilsError, EutilsUnavailable, eutils_client
 from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
+from pubmed.services.verification import study_checks_from_pubmed
 
 logger = structlog.get_logger(__name__)
 

@@ -103,7 +103,7 @@ def test_pubmedqa_style_records_without_types_get_an_inferred_level():
 def test_backfill_migration_sets_levels_and_type_retractions():
     import importlib
 
-    migration = importlib.import_module("pubmed.migrations.0007_backfill_abstract_levels_and_retractions")
+    migration = importlib.import_module("pubmed.migrations.0009_backfill_abstract_levels_and_retractions")
     Abstract.objects.create(pmid="99000030", title="A review of X", publication_types=["Journal Article", "Review"],
                             content_hash="x")
     Abstract.objects.create(pmid="99000031", title="X trial", publication_types=["Retracted Publication"],
@@ -178,38 +178,6 @@ def test_search_api_flags_retractions_and_filters_and_sorts_by_level(client, ret
     bad = client.get(url, {"q": "colchicine", "level": "anecdote"})
     assert bad.status_code == 400
     assert bad.json()["error"]["message"].startswith("level.0: Unknown level 'anecdote'; use one of guideline")
-
-
-@pytest.mark.django_db
-def test_evidence_search_leaves_retracted_records_out_and_names_them(fake_eutils: FakeEutils) -> None:
-    from django.core.cache import cache
-    from werkzeug import Request, Response
-
-    from pubmed.services.evidence_search import evidence_search
-    from tests.pubmed.conftest import esearch_json
-
-    cache.clear()
-    root = etree.fromstring(FIXTURE.read_bytes(), parser=etree.XMLParser(resolve_entities=False, no_network=True))
-    for article in root.findall("PubmedArticle"):
-        fake_eutils.articles[article.findtext("MedlineCitation/PMID")] = etree.tostring(article)
-
-    def handler(request: Request) -> Response:
-        params = fake_eutils.record(request)
-        if params.get("retmax") == "0":  # the normaliser's count check
-            return Response(esearch_json(pmids=[], count=900, translation=params["term"]),
-                            content_type="application/json")
-        return Response(esearch_json(pmids=["99000001", "99000005"]), content_type="application/json")
-
-    fake_eutils.server.expect_request("/esearch.fcgi").respond_with_handler(handler)
-    fake_eutils.server.expect_request("/efetch.fcgi").respond_with_handler(fake_eutils.efetch_handler)
-    result = evidence_search(drug="Colchicine", disease="Myocardial infarction")
-    assert result.pmids == ["99000005"]
-    assert result.retraction_note == (
-        "1 retracted abstract was excluded: PMID 99000001 (Colchicine after myocardial infarction: "
-        "a randomised controlled trial of cardiovascular events.)"
-    )
-    again = evidence_search(drug="colchicine", disease="myocardial infarction")
-    assert (again.cached, again.pmids, list(again.retracted)) == (True, ["99000005"], ["99000001"])
 
 
 @pytest.mark.django_db

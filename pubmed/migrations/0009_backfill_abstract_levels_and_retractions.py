@@ -30,6 +30,6 @@ def backfill(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("pubmed", "0006_abstract_retractions_and_evidence_level")]
+    dependencies = [("pubmed", "0008_abstract_retractions_and_evidence_level")]
 
     operations = [migrations.RunPython(backfill, migrations.RunPython.noop, elidable=True)]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('pubmed', '0005_tablizer_snapshots'),
+        ('pubmed', '0007_ncbi_request_slots'),
     ]
 
     operations = [

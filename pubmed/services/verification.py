@@ -1,5 +1,9 @@
 """Check library identifiers against PubMed: does each PMID exist, does its title match ours, and has
-PubMed retracted it or linked an expression of concern."""
+PubMed retracted it or linked an expression of concern.
+
+It lives here, not in the evidence app, because it calls the E-utilities client; the library's admin
+action reaches it through `evidence.identifier_checks`, which this app registers on start-up.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,10 @@ from difflib import SequenceMatcher
 import structlog
 from django.db import transaction
 
+from evidence.integrity import assess_integrity
 from evidence.models import IdentifierCheck, Study
+from pubmed.clients import EutilsError, eutils_client
+from pubmed.summaries import PubmedSummary
 
 logger = structlog.get_logger(__name__)
 
@@ -45,11 +52,9 @@ def study_identifiers_verify(*, study_ids: Sequence[int]) -> list[IdentifierChec
     If PubMed cannot be reached (after the client's own retries) every study gets an `error`
     check saying why, so curators see the failure instead of a silent gap.
     """
-    from pubmed.clients import EutilsError, eutils_client
-
     studies = list(Study.objects.filter(pk__in=study_ids).order_by("pk"))
     pmids = [study.pmid for study in studies if study.pmid]
-    summaries: dict = {}
+    summaries: dict[str, PubmedSummary] = {}
     failure = ""
     if pmids:
         try:
@@ -112,8 +117,6 @@ def study_checks_from_pubmed(
     Used when PubMed records are fetched anyway (`refresh_abstracts`): a study whose paper PubMed has
     since retracted is flagged in the admin without waiting for a curator to run the verify action.
     """
-    from evidence.integrity import assess_integrity
-
     checks = []
     for study in Study.objects.filter(pmid__in=list(records)).order_by("pk"):
         title, types, notices = records[study.pmid]

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from evidence.models import IdentifierCheck
-from evidence.services.verification import study_identifiers_verify
+from pubmed.services.verification import study_identifiers_verify
 from tests.evidence.factories import StudyFactory
 from tests.factories import UserFactory
 
