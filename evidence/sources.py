@@ -8,98 +8,19 @@ identifiers and citation markers against them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from evidence import identifiers
-from evidence.levels import LevelAssessment, assess_level, level_assessment
+from evidence.articles import Article, SearchHit, article_level
+from evidence.levels import LevelAssessment, level_assessment
 from evidence.models import Study
 from evidence.text import without_instructions
 
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"
-
-
-class Article(Protocol):
-    """What a PubMed record carries: a stored abstract, an esummary row, a search hit."""
-
-    @property
-    def pmid(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def doi(self) -> str: ...
-
-    @property
-    def pmcid(self) -> str: ...
-
-    @property
-    def authors(self) -> Sequence[str]: ...
-
-    @property
-    def journal(self) -> str: ...
-
-    @property
-    def year(self) -> int | None: ...
-
-    @property
-    def publication_types(self) -> Sequence[str]: ...
-
-    @property
-    def is_retracted(self) -> bool: ...
-
-
-class SearchHit(Protocol):
-    """What a stored-abstract search hit carries (pubmed.services.search.ChunkHit)."""
-
-    @property
-    def pmid(self) -> str: ...
-
-    @property
-    def chunk_id(self) -> str: ...
-
-    @property
-    def doc_id(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def journal(self) -> str: ...
-
-    @property
-    def year(self) -> int | None: ...
-
-    @property
-    def authors(self) -> Sequence[str]: ...
-
-    @property
-    def doi(self) -> str: ...
-
-    @property
-    def pmcid(self) -> str: ...
-
-    @property
-    def publication_types(self) -> Sequence[str]: ...
-
-    @property
-    def section(self) -> str: ...
-
-    @property
-    def is_retracted(self) -> bool: ...
-
-    @property
-    def evidence_level(self) -> str: ...
-
-    @property
-    def evidence_level_inferred(self) -> bool: ...
 
 
 def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
@@ -220,7 +141,7 @@ class EvidenceSource:
         cls, article: Article, *, origin: str, chunk_id: str, text: str, tool: str = "", section: str = ""
     ) -> EvidenceSource:
         """Return a PubMed record (stored abstract or esummary row) as a source with `text` as its citable text."""
-        level = _article_level(article)
+        level = article_level(article)
         return cls(
             doc_id=doc_id_for(pmid=article.pmid),
             chunk_id=chunk_id,
@@ -303,13 +224,6 @@ class EvidenceSource:
             evidence_level_inferred=hit.evidence_level_inferred,
         )
 
-
-def _article_level(article: Article) -> LevelAssessment:
-    """Return a stored abstract's level as stored; an esummary row's from its types and title."""
-    stored = getattr(article, "evidence_level", "")
-    if stored:
-        return level_assessment(stored, inferred=bool(getattr(article, "evidence_level_inferred", False)))
-    return assess_level(publication_types=article.publication_types or (), title=article.title)
 
 
 def _identifier_key(kind: str, value: str) -> tuple[str, str]:
