@@ -31,6 +31,19 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
 
 
 @shared_task(acks_late=True)
+def refresh_stale_abstracts_task() -> dict[str, object]:
+    """Fetch the stalest stored abstracts from PubMed again (retractions, corrections); return the outcome."""
+    from django.conf import settings
+
+    from pubmed.services.ingest import abstracts_refresh_stale
+
+    outcome = abstracts_refresh_stale(
+        older_than_days=settings.REFRESH_ABSTRACTS_AFTER_DAYS, limit=settings.REFRESH_ABSTRACTS_BATCH
+    )
+    return {"refreshed": outcome.refreshed, "newly_retracted": outcome.newly_retracted, "errors": outcome.errors}
+
+
+@shared_task(acks_late=True)
 def embed_missing_chunks_task() -> int:
     """Embed every chunk stored without a vector for the current model; return how many."""
     from pubmed.services.store import chunks_reembed

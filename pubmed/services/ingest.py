@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from evidence.identifiers import is_pmid
 from pubmed.clients import EFETCH_BATCH_SIZE, EsearchResult, EutilsClient, EutilsError, EutilsUnavailable, eutils_client
-from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, IngestionStatus
+from pubmed.models import Abstract, AbstractSource, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
 from pubmed.services.verification import study_checks_from_pubmed
 
@@ -361,3 +361,22 @@ def abstracts_refresh(
     logger.info("abstracts_refreshed", refreshed=outcome.refreshed, newly_retracted=outcome.newly_retracted,
                 missing=len(missing), errors=len(errors))
     return outcome
+
+
+def abstracts_refresh_stale(
+    *, older_than_days: int, limit: int, client: EutilsClient | None = None
+) -> RefreshOutcome:
+    """Refresh up to `limit` stored abstracts fetched more than `older_than_days` ago, the stalest first.
+
+    Records loaded from JSONL files are left alone: their text is the file's, not PubMed's. Each run
+    moves the refreshed records to the back of the queue (their fetch time is now), so a daily run
+    goes round the whole store.
+    """
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    pmids = list(
+        Abstract.objects.filter(fetched_at__lt=cutoff)
+        .exclude(source=AbstractSource.JSONL_FILE)
+        .order_by("fetched_at", "pmid")
+        .values_list("pmid", flat=True)[: max(limit, 0)]
+    )
+    return abstracts_refresh(pmids=pmids, client=client)

@@ -190,3 +190,30 @@ def test_abstract_admin_filters_retracted_records(client, retraction_records):
     assert [a.pmid for a in response.context["cl"].result_list] == ["99000001"]
     levels = client.get("/admin/pubmed/abstract/", {"evidence_level__exact": "systematic_review"})
     assert [a.pmid for a in levels.context["cl"].result_list] == ["99000005"]
+
+
+@pytest.mark.django_db
+def test_beat_task_refreshes_the_stalest_pubmed_records_and_leaves_file_records_alone(
+    fake_eutils: FakeEutils, retraction_records, settings
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from pubmed.tasks import refresh_stale_abstracts_task
+
+    stale = dataclasses.replace(retraction_records["99000001"], publication_types=["Journal Article"], corrections=[])
+    abstracts_upsert(records=[stale, retraction_records["99000005"]], embed=False)
+    (jsonl,) = parse_jsonl(json.dumps({"pmid": "99000020", "title": "Does X help Y?", "abstract": "Yes."}))
+    abstracts_upsert(records=[jsonl], embed=False, source="jsonl")
+    Abstract.objects.filter(pmid="99000001").update(fetched_at=timezone.now() - timedelta(days=90))
+    Abstract.objects.filter(pmid="99000020").update(fetched_at=timezone.now() - timedelta(days=400))
+    Abstract.objects.filter(pmid="99000005").update(fetched_at=timezone.now() - timedelta(days=5))
+    root = etree.fromstring(FIXTURE.read_bytes(), parser=etree.XMLParser(resolve_entities=False, no_network=True))
+    for article in root.findall("PubmedArticle"):
+        fake_eutils.articles[article.findtext("MedlineCitation/PMID")] = etree.tostring(article)
+    fake_eutils.serve()
+    settings.REFRESH_ABSTRACTS_AFTER_DAYS, settings.REFRESH_ABSTRACTS_BATCH = 30, 10
+    assert refresh_stale_abstracts_task() == {"refreshed": 1, "newly_retracted": ["99000001"], "errors": []}
+    assert [s.params["id"] for s in fake_eutils.requests("/efetch.fcgi")] == ["99000001"]
+    assert Abstract.objects.get(pmid="99000001").is_retracted is True
