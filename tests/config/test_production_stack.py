@@ -231,7 +231,7 @@ def test_production_stack_streams_answers_runs_tasks_and_serves_static_files(
     assert names[0] == "meta" and names[-1] == "done" and "status" in names, names
     assert "error" not in names
     done = events[-1][2]
-    assert done["references"] and not done["abstained"], done
+    assert done["references"] and not done["abstained"], (done, production_stack.log("web")[-4000:])
     assert done["confidence"] in {"GREEN", "YELLOW", "RED"}
     # Streamed, not buffered: the question's `meta` event reached us while the answer was still being built
     # (a buffered response would deliver every event within the same millisecond).
