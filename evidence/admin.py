@@ -1,6 +1,7 @@
 """Curator admin for the evidence library.
 
-Members of the `curator` group (and superusers) edit; every other staff user may only view.
+Members of the `curator` group (and superusers) edit and revert; every other staff user may only view,
+including the history of each row and its old versions.
 """
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
@@ -60,6 +62,26 @@ class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
 
     def has_export_permission(self, request: HttpRequest) -> bool:
         return request.user.is_active and request.user.is_staff
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # The history page builds its form without the change flag Django's own change view uses,
+        # so a viewer's form is made read-only here; otherwise it would render editable inputs.
+        if is_curator(request.user):
+            return super().get_readonly_fields(request, obj)
+        editable = [
+            field.name
+            for field in self.model._meta.get_fields()
+            if (field.concrete or field.many_to_many) and field.editable and not field.auto_created
+        ]
+        return [*super().get_readonly_fields(request, obj), *editable]
+
+    def history_form_view(
+        self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        """Show an old version of a row; reverting to it (POST) is for curators only."""
+        if request.method == "POST" and not self.has_change_history_permission(request):
+            raise PermissionDenied("Only curators may revert the evidence library to an earlier version.")
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
 
 class TagListFilter(admin.SimpleListFilter):
