@@ -17,7 +17,8 @@ def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
     except (InvalidNctId, CtgovNotFound) as exc:
         return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id}, status=404)
     except CtgovError as exc:
-        return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id})
+        error = services.ctgov_error_message(exc, what=nct_id)
+        return render(request, "trials/trial_detail.html", {"error": error, "nct_id": nct_id})
     return render(
         request,
         "trials/trial_detail.html",

@@ -59,7 +59,8 @@ def snapshot_save(
     label = check_snapshot_label(label=label)
     if TablizerSnapshot.objects.filter(user=user).count() >= MAX_SNAPSHOTS:
         raise ValidationError(f"You have {MAX_SNAPSHOTS} snapshots, the most kept; delete some first.", code="too_many")
-    result = tablizer_search(query=query, year_from=year_from, year_to=year_to, rows=rows)
+    # A snapshot records what PubMed matched; the local store is no stand-in for it.
+    result = tablizer_search(query=query, year_from=year_from, year_to=year_to, rows=rows, local_fallback=False)
     with transaction.atomic():
         return TablizerSnapshot.objects.create(
             user=user,

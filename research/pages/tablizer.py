@@ -13,7 +13,7 @@ from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
 from pubmed.selectors import abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
 from pubmed.services.snapshots import snapshots_compare
-from pubmed.services.tablizer import tablizer_search
+from pubmed.services.tablizer import PUBMED_REFUSED_MESSAGE, PUBMED_UNREACHABLE_MESSAGE, tablizer_search
 from research import selectors
 from research.context import ItemError, ItemRecord, PageContext, PageItem
 from research.registries import page_get
@@ -151,9 +151,13 @@ def build_context(*, state: str, user: Any) -> PageContext:
             result = tablizer_search(
                 query=data["q"], year_from=data["year_from"], year_to=data["year_to"], rows=data["n"]
             )
-        except (EutilsError, ValueError) as exc:
-            context.error = f"PubMed search failed: {exc}"
+        except ValueError as exc:
+            context.error = str(exc)
+        except EutilsError:
+            context.error = PUBMED_REFUSED_MESSAGE
         else:
+            if result.from_local_store:
+                context.error = PUBMED_UNREACHABLE_MESSAGE
             context.total = result.count
             translation = result.query_translation
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")

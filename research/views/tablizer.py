@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -12,15 +13,22 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from pubmed.clients import EutilsError
+from pubmed.clients import EutilsError, EutilsUnavailable
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
 from pubmed.selectors import TABLIZER_SORTS, abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
 from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
-from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
+from pubmed.services.tablizer import (
+    PAGE_ROWS,
+    PUBMED_REFUSED_MESSAGE,
+    PUBMED_UNREACHABLE_MESSAGE,
+    tablizer_search,
+)
 from research.charts import year_histogram
 from research.page import research_context
 from research.pages.tablizer import compare_ids, parse_state, state_query
+
+logger = structlog.get_logger(__name__)
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
            ("year", "Year"), ("type", "Publication type")]
@@ -37,9 +45,14 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             result = tablizer_search(
                 query=data["q"], year_from=data["year_from"], year_to=data["year_to"], rows=data["n"]
             )
-        except (EutilsError, ValueError) as exc:
-            messages.error(request, f"PubMed search failed: {exc}")
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        except EutilsError as exc:
+            logger.warning("tablizer_search_refused", query=data["q"], error=str(exc))
+            messages.error(request, PUBMED_REFUSED_MESSAGE)
         else:
+            if result.from_local_store:
+                messages.warning(request, PUBMED_UNREACHABLE_MESSAGE)
             params = request.GET.copy()
             searched = dict(data)
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
@@ -122,8 +135,14 @@ def snapshot_create(request: HttpRequest) -> HttpResponse:
         )
     except ValidationError as exc:
         messages.error(request, exc.messages[0])
-    except (EutilsError, ValueError) as exc:
-        messages.error(request, f"PubMed search failed: {exc}")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    except EutilsUnavailable as exc:
+        logger.warning("snapshot_pubmed_unreachable", query=data["q"], error=str(exc))
+        messages.error(request, "PubMed could not be reached, so the snapshot was not saved; try again.")
+    except EutilsError as exc:
+        logger.warning("snapshot_search_refused", query=data["q"], error=str(exc))
+        messages.error(request, PUBMED_REFUSED_MESSAGE)
     else:
         messages.success(request, f"Saved the snapshot {snapshot.label!r} ({snapshot.count} results).")
     return redirect(_back(state, "snapshots"))

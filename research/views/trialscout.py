@@ -12,6 +12,7 @@ from research.page import research_context
 from research.pages.trialscout import state_query, trial_search_cached
 from trials.clients import CtgovError
 from trials.forms import TrialSearchForm
+from trials.services import ctgov_error_message
 
 
 def _load_more_query(request: HttpRequest, token: str) -> str:
@@ -35,7 +36,7 @@ def trialscout(request: HttpRequest) -> HttpResponse:
             page = trial_search_cached(**search)
         except CtgovError as exc:
             # Upstream trouble is a message on the page, never an error page: the search stays editable.
-            context["error"] = str(exc)
+            context["error"] = ctgov_error_message(exc, what="trial search")
         else:
             context["page"] = page
             context["continued"] = bool(form.cleaned_data["page_token"])

@@ -113,7 +113,7 @@ def test_detail_page_when_ctgov_is_down_is_a_message_not_an_error_page(client, c
 
     assert response.status_code == 200
     assert page(response).cssselect(".message.error")[0].text_content() == (
-        "ClinicalTrials.gov is failing (HTTP 500) (3 attempts); try again in a few minutes."
+        "ClinicalTrials.gov is not answering right now; try again in a few minutes."
     )
 
 
