@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import structlog
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -15,6 +16,7 @@ from pubmed.services.ingest import abstracts_ensure
 logger = structlog.get_logger(__name__)
 
 
+@login_required
 def abstract_detail(request: HttpRequest, pmid: str) -> HttpResponse:
     if not is_pmid(pmid):
         raise Http404(f"{pmid!r} is not a PMID.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -10,6 +11,7 @@ from trials import services
 from trials.clients import CtgovError, CtgovNotFound, InvalidNctId
 
 
+@login_required
 @require_GET
 def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
     try:

@@ -34,6 +34,7 @@ COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("j
            ("year", "Year"), ("type", "Publication type")]
 
 
+@login_required
 def tablizer(request: HttpRequest) -> HttpResponse:
     form = TablizerForm(request.GET or None)
     context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -22,6 +23,7 @@ def _load_more_query(request: HttpRequest, token: str) -> str:
     return query.urlencode()
 
 
+@login_required
 @require_GET
 def trialscout(request: HttpRequest) -> HttpResponse:
     # Only the search fields bind the form: ?conversation= or ?ai_3=yes alone is not a search.

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group, Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -99,6 +100,14 @@ def rows(settings: Any, tmp_path: Any) -> dict[type[models.Model], models.Model]
         Token.objects.create(user=owner),
         Group.objects.get_or_create(name="curator")[0],
         owner,
+        AccessAttempt.objects.create(
+            username="owner", ip_address="10.0.0.1", user_agent="test", http_accept="*/*", path_info="/accounts/login/",
+            get_data="", post_data="", failures_since_start=1,
+        ),
+        AccessLog.objects.create(username="owner", ip_address="10.0.0.1", user_agent="test", http_accept="*/*",
+                                 path_info="/accounts/login/"),
+        AccessFailureLog.objects.create(username="owner", ip_address="10.0.0.1", user_agent="test", http_accept="*/*",
+                                        path_info="/accounts/login/"),
     ]
     found = {type(instance): instance for instance in instances}
     # The token admin registers a proxy whose primary key is its user's.

@@ -7,9 +7,17 @@ import re
 import pytest
 from django.test import Client
 
+from tests.factories import UserFactory
 from tests.pubmed.conftest import FakeEutils
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(client: Client) -> Client:
+    """Return the test client signed in: the abstract page may call PubMed, so it needs an account."""
+    client.force_login(UserFactory(username="reader"))
+    return client
 
 RESULTS = ["31978945", "22663011", "33515491", "28495875", "32887691"]
 

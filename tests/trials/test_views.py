@@ -9,9 +9,17 @@ import pytest
 from lxml import html
 from pytest_httpserver import HTTPServer
 
+from tests.factories import UserFactory
 from tests.trials.factories import TrialFactory
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(client):
+    """Return the test client signed in: the trial page may call ClinicalTrials.gov, so it needs an account."""
+    client.force_login(UserFactory(username="reader"))
+    return client
 
 JSON = "application/json"
 
