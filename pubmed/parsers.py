@@ -80,7 +80,7 @@ def _clean(text: str) -> str:
 
 def _month_number(token: str) -> int | None:
     token = token.strip().lower()
-    if token.isdigit() and 1 <= int(token) <= 12:
+    if token.isdecimal() and 1 <= int(token) <= 12:
         return int(token)
     return _MONTHS.get(token[:3]) or _SEASONS.get(token)
 
@@ -101,7 +101,7 @@ def parse_pub_date(raw: str) -> tuple[date | None, int | None]:
     parts = re.split(r"[\s/\-]+", rest) if rest else []
     month = _month_number(parts[0]) if parts else None
     day = None
-    if month and len(parts) > 1 and parts[1].isdigit():
+    if month and len(parts) > 1 and parts[1].isdecimal():
         day = int(parts[1])
         if not 1 <= day <= calendar.monthrange(year, month)[1]:
             day = None
@@ -208,7 +208,7 @@ def _pub_date(node: etree._Element | None) -> tuple[str, date | None, int | None
     year_text = _text(node.find("Year"))
     month = _text(node.find("Month")) or _text(node.find("Season"))
     day = _text(node.find("Day"))
-    if month.isdigit() and _month_number(month):
+    if month.isdecimal() and _month_number(month):
         month = calendar.month_abbr[int(month)]
     raw = " ".join(part for part in (year_text, month, day) if part)
     parsed, parsed_year = parse_pub_date(raw)
@@ -491,6 +491,16 @@ def _string_list(value: object, *, line_number: int, key: str) -> list[str]:
     raise PubmedParseError(f"Line {line_number}: {key!r} must be a list of strings or a ';'-separated string.")
 
 
+def _reject_nul(obj: dict[str, object], *, line_number: int) -> None:
+    """Raise PubmedParseError naming the first key whose text holds a NUL character (PostgreSQL cannot store it)."""
+    for key, value in obj.items():
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise PubmedParseError(
+                f"Line {line_number}: {key!r} contains a NUL character (\\u0000), which cannot be stored; remove it."
+            )
+
+
 def parse_jsonl_line(line: str, *, line_number: int) -> AbstractRecord:
     """Parse one JSONL object with pmid, title, abstract[, authors, journal, pub_date, mesh_terms]."""
     try:
@@ -499,6 +509,7 @@ def parse_jsonl_line(line: str, *, line_number: int) -> AbstractRecord:
         raise PubmedParseError(f"Line {line_number}: not valid JSON ({exc.msg}).") from exc
     if not isinstance(obj, dict):
         raise PubmedParseError(f"Line {line_number}: expected a JSON object.")
+    _reject_nul(obj, line_number=line_number)
     missing = [key for key in ("pmid", "title", "abstract") if key not in obj]
     if missing:
         raise PubmedParseError(f"Line {line_number}: missing required key(s) {', '.join(missing)}.")
@@ -580,6 +591,9 @@ def parse_file(path: Path) -> list[AbstractRecord]:
         if kind == "xml":
             return parse_pubmed_xml(data)
         text = data.decode("utf-8-sig")
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise PubmedParseError(f"Line {line}: contains a NUL byte, which cannot be stored; remove it.")
         return parse_medline(text) if kind == "medline" else parse_jsonl(text)
     except UnicodeDecodeError as exc:
         raise PubmedParseError(f"{path}: not UTF-8 text ({exc.reason}).") from exc

@@ -126,6 +126,7 @@ AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # lockouts are still logged; routine attempt bookkeeping is not
 # The client address is REMOTE_ADDR: behind a proxy, let the server set it from the proxy's header
 # (uvicorn's --forwarded-allow-ips), or every client would share the proxy's address and its count.
 LOGIN_REDIRECT_URL = "/chat/"

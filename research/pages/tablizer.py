@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 from django.urls import reverse
 
+from config.inputs import parse_ascii_int
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
@@ -74,9 +75,9 @@ def parse_state(state: str) -> dict[str, Any]:
 def compare_ids(state: str) -> tuple[int, int] | None:
     """Return the two snapshot ids of compare mode (`compare_a`, `compare_b`), or None when not comparing."""
     data = QueryDict(state or "")
-    first, second = data.get("compare_a", ""), data.get("compare_b", "")
-    if first.isdigit() and second.isdigit():
-        return int(first), int(second)
+    first, second = parse_ascii_int(data.get("compare_a", "")), parse_ascii_int(data.get("compare_b", ""))
+    if first is not None and second is not None:
+        return first, second
     return None
 
 

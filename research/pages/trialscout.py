@@ -93,7 +93,7 @@ def trial_search_cached(**search: Any) -> StudyPage:
 
 
 def _start_year(summary: StudySummary) -> int | None:
-    return int(summary.start_date[:4]) if summary.start_date[:4].isdigit() else None
+    return int(summary.start_date[:4]) if summary.start_date[:4].isdecimal() else None
 
 
 def study_item(summary: StudySummary) -> PageItem:

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.inputs import parse_ascii_int
 from pubmed.clients import EutilsError, EutilsUnavailable
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
@@ -74,8 +75,14 @@ def tablizer(request: HttpRequest) -> HttpResponse:
         for field in form:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
+    status = 400 if form.is_bound and form.errors else 200
+    for name in ("compare_a", "compare_b"):
+        value = request.GET.get(name, "").strip()
+        if value and parse_ascii_int(value) is None:
+            messages.error(request, f"{name} must be the number of one of your snapshots (digits 0-9), got {value!r}.")
+            status = 400
     context.update(_research(request, searched=searched, rows=rows))
-    return render(request, "research/tablizer.html", context)
+    return render(request, "research/tablizer.html", context, status=status)
 
 
 def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abstract]) -> dict[str, Any]:

@@ -114,5 +114,5 @@ def test_a_query_pubmed_refuses_is_a_plain_message(client: Client, fake_eutils: 
 
 def test_bad_form_input_is_a_message(client: Client) -> None:
     response = client.get("/tablizer/", {"q": "covid", "year_from": "2020", "year_to": "2001"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "The start year 2020 is after the end year 2001." in response.content.decode()
