@@ -207,7 +207,7 @@ def test_view_only_staff_read_every_page_and_are_refused_every_write(client: Cli
             assert response.status_code == 302, url
         else:
             assert response.status_code == 403, url
-        assert _fingerprint() == before, url
+    assert _fingerprint() == before
 
 
 def _curator_get_status(url: AdminUrl) -> int:
