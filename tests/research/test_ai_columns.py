@@ -160,6 +160,8 @@ def test_without_a_language_model_a_column_cannot_be_added_or_run(user, settings
         ({"name": "", "criteria": "Is it an RCT?", "kind": "boolean"}, {"name": ["Give the column a short name"]}),
         ({"name": "x" * 61, "criteria": "Is it?", "kind": "boolean"}, {"name": ["The name is 61 characters long"]}),
         ({"name": "RCT", "criteria": "?", "kind": "boolean"}, {"criteria": ["Write the criterion as a question"]}),
+        ({"name": "R\x00CT", "criteria": "Is it?", "kind": "boolean"}, {"name": ["The name contains a NUL character"]}),
+        ({"name": "RCT", "criteria": "Is it\x00?", "kind": "boolean"}, {"criteria": ["The criterion contains a NUL"]}),
         ({"name": "RCT", "criteria": "Is it?", "kind": "number"}, {"kind": ["The column type must be one of"]}),
         (
             {"name": "taken", "criteria": "Is it?", "kind": "text"},
