@@ -12,12 +12,13 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
+from config.inputs import parse_ascii_int
 from evidence.models import (
     Abbreviation,
     AnchorScenario,
@@ -81,6 +82,8 @@ class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
         """Show an old version of a row; reverting to it (POST) is for curators only."""
         if request.method == "POST" and not self.has_change_history_permission(request):
             raise PermissionDenied("Only curators may revert the evidence library to an earlier version.")
+        if parse_ascii_int(object_id) is None or parse_ascii_int(version_id) is None:
+            raise Http404(f"No version {version_id!r} of row {object_id!r}: both are numbers (digits 0-9).")
         return super().history_form_view(request, object_id, version_id, extra_context)
 
 
