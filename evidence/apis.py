@@ -115,7 +115,6 @@ def parse_study_filters(params: Any) -> dict[str, Any]:
             check_no_nul(filters[key], field=name)
         except DjangoValidationError as exc:
             errors[name] = exc.messages[0]
-            filters[key] = filters[key].replace("\x00", "")
     strength = params.get("strength", "").strip().lower()
     if strength:
         by_label = {choice.label: choice.value for choice in EvidenceStrength}
