@@ -15,6 +15,8 @@ from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, Te
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from import_export.admin import ImportExportModelAdmin
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
@@ -85,6 +87,33 @@ class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
         if parse_ascii_int(object_id) is None or parse_ascii_int(version_id) is None:
             raise Http404(f"No version {version_id!r} of row {object_id!r}: both are numbers (digits 0-9).")
         return super().history_form_view(request, object_id, version_id, extra_context)
+
+
+class SuperuserTokenAdmin(TokenAdmin):
+    """API tokens are credentials: only superusers see, create or delete them.
+
+    A `view_tokenproxy` permission would otherwise let view-only staff read a curator's token and write
+    to the library through the API as that curator.
+    """
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+admin.site.unregister(TokenProxy)
+admin.site.register(TokenProxy, SuperuserTokenAdmin)
 
 
 class TagListFilter(admin.SimpleListFilter):

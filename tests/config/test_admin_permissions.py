@@ -180,9 +180,15 @@ def test_anonymous_users_are_sent_to_the_admin_login_and_change_nothing(client: 
     assert _fingerprint() == before
 
 
+# API tokens are credentials: no permission short of superuser shows them.
+SUPERUSER_ONLY = {TokenProxy}
+
+
 def _viewer_get_status(url: AdminUrl) -> int:
     if url.view == "object":
         return 302  # redirects to the change page
+    if url.model in SUPERUSER_ONLY:
+        return 403
     if url.view == "process_import":
         return 405  # POST only
     return 200 if url.view in READ_VIEWS else 403
@@ -199,7 +205,9 @@ def test_view_only_staff_read_every_page_and_are_refused_every_write(client: Cli
             assert 'name="_save"' not in html and 'type="submit" value="Revert"' not in html, url
             assert '<input type="text"' not in html and "<textarea" not in html, url
         response = client.post(url.path, POST_DATA)
-        if url.view == "changelist":
+        if url.model in SUPERUSER_ONLY and url.view != "object":
+            assert response.status_code == 403, url
+        elif url.view == "changelist":
             assert response.status_code in (200, 302), url  # no action is offered, so none runs
         elif url.view in {"export", "history"}:
             assert response.status_code == 200, url  # reading (the export as a file)
@@ -228,6 +236,14 @@ def test_curators_open_every_page_of_the_library_and_nothing_else(client: Client
         assert response.status_code == _curator_get_status(url), url
         if url.view == "simple_history" and url.curator_editable:
             assert 'value="Revert"' in response.content.decode(), url
+
+
+def test_view_only_staff_never_see_an_api_token(client: Client, rows: dict, viewer) -> None:
+    key = Token.objects.get().key
+    client.force_login(viewer)
+    assert client.get("/admin/authtoken/tokenproxy/").status_code == 403
+    index = client.get("/admin/").content.decode()
+    assert "/admin/authtoken/" not in index and key not in index
 
 
 def _study_form(study: Study, **changes: str) -> dict[str, str]:
