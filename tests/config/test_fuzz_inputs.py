@@ -133,7 +133,8 @@ PATTERNS = {name: route for name, route, _ in _patterns(get_resolver())}
 
 
 def test_every_url_pattern_is_fuzzed() -> None:
-    assert set(PATTERNS) == set(CALLS)
+    assert set(PATTERNS) <= set(CALLS), sorted(set(PATTERNS) - set(CALLS))
+    assert set(CALLS) - set(PATTERNS) <= {"media"}  # uploads are served by Django only with DJANGO_DEBUG=1
 
 
 @pytest.fixture
@@ -196,7 +197,7 @@ def _path(route: str, data: st.DataObject, world: dict[str, Any]) -> str:
     return "/" + path.replace("^", "").replace("$", "")
 
 
-@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("name", sorted(PATTERNS))
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_generated_input_never_gives_a_5xx_or_a_partial_write(
