@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.test import Client
 from pytest_httpserver import HTTPServer
@@ -66,9 +64,8 @@ def test_the_login_page_exists_and_a_right_password_signs_in(client: Client) -> 
 
 def test_fifteen_wrong_passwords_in_a_few_seconds_are_locked_out_from_the_fifth(client: Client) -> None:
     UserFactory(username="dr-ada")
-    started = time.monotonic()
+    # Sent back to back, as a password-guessing script does (the issue saw 15 in 6 s, all answered 200).
     statuses = [_log_in(client, "dr-ada", f"wrong-{n}").status_code for n in range(15)]
-    assert time.monotonic() - started < 6
     # The fifth failure reaches LOGIN_FAILURE_LIMIT (5) and is answered with the lockout page.
     assert statuses == [200] * 4 + [429] * 11
     locked = _log_in(client, "dr-ada", PASSWORD)
