@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("pubmed.api_urls")),
     path("", include("trials.api_urls")),
     path("", include("chat.api_urls")),
+    path("", include("research.api_urls")),
 ]

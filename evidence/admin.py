@@ -21,6 +21,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
 from config.inputs import parse_ascii_int
+from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
     Abbreviation,
     AnchorScenario,
@@ -239,10 +240,11 @@ class StudyAdmin(CuratorEditableAdmin):
 
     @admin.action(description="Verify identifiers against PubMed")
     def verify_identifiers(self, request: HttpRequest, queryset: QuerySet) -> None:
-        from evidence.tasks import verify_study_identifiers
-
+        queue = identifier_checks_queue()
+        if queue is None:  # get_actions offers the action only once a queue is registered
+            raise PermissionDenied("No installed app checks identifiers against PubMed.")
         study_ids = list(queryset.values_list("pk", flat=True))
-        transaction.on_commit(lambda: verify_study_identifiers.delay(study_ids=study_ids))
+        transaction.on_commit(lambda: queue(study_ids))
         self.message_user(
             request,
             f"Verification of {len(study_ids)} stud{'y' if len(study_ids) == 1 else 'ies'} against PubMed "
@@ -252,7 +254,7 @@ class StudyAdmin(CuratorEditableAdmin):
 
     def get_actions(self, request: HttpRequest) -> dict:
         actions = super().get_actions(request)
-        if not is_curator(request.user):
+        if not is_curator(request.user) or identifier_checks_queue() is None:
             actions.pop("verify_identifiers", None)
         return actions
 

@@ -230,7 +230,8 @@ def question_concepts(
             index += 2
             continue
         index += 1
-        lower = word.lower()
+        # "What's", "patient's": the word before the apostrophe decides.
+        lower = re.sub(r"'(?:s|re|ll|ve|d|t|m)$", "", word.lower())
         if lower in STOPWORDS or lower in GENERIC_WORDS or (len(lower) < 3 and not word.isupper()):
             continue
         form = form_of(word)

@@ -46,6 +46,13 @@ def doi_key(value: str) -> str:
     return normalize_doi(value).lower()
 
 
+def url_key(url: str) -> str:
+    """Return the comparison key of a web address: no scheme or "www.", host in lower case, no final slash."""
+    url = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.strip(), flags=re.IGNORECASE)
+    host, slash, path = url.partition("/")
+    return (host.lower() + slash + path).rstrip("/")
+
+
 def validate_pmid(value: str) -> None:
     if not is_pmid(value):
         raise ValidationError(

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from evidence import identifiers
 from evidence.models import Study
+from evidence.text import without_instructions
 
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"
@@ -131,6 +132,12 @@ class EvidenceSource:
     anchor: bool = False
     citation_count: int | None = None
 
+    def __post_init__(self) -> None:
+        # Source text is evidence, never instructions: a sentence addressed to the model is dropped.
+        cleaned = without_instructions(self.text)
+        if cleaned != self.text:
+            object.__setattr__(self, "text", cleaned)
+
     def identifier_keys(self) -> list[tuple[str, str]]:
         """Return (kind, comparison key) for each identifier the source carries."""
         keys = []
@@ -142,6 +149,8 @@ class EvidenceSource:
             keys.append(("nct", self.nct.upper()))
         if self.pmcid:
             keys.append(("pmcid", self.pmcid.upper()))
+        if self.url:
+            keys.append(("url", identifiers.url_key(self.url)))
         return keys
 
     def as_dict(self) -> dict[str, Any]:

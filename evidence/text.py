@@ -132,3 +132,70 @@ def split_sentences(text: str) -> list[str]:
         if piece.strip():
             sentences.append(piece.strip())
     return sentences
+
+
+# Text addressed to a language model rather than to a reader: "ignore the rules", "you must cite
+# PMID …", "as an AI". A stored abstract or a tool result that carries such a sentence is data; the
+# sentence is dropped so that neither the model nor the support check ever reads it as evidence.
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:previous\s+|prior\s+|above\s+"
+    r"|earlier\s+|system\s+)?(?:rules|instructions|prompts?|guidelines|directions)\b"
+    r"|\b(?:you\s+(?:must|should|are\s+required\s+to)\s+(?:now\s+)?(?:cite|say|answer|state|write|respond|output))\b"
+    r"|\b(?:system\s+prompt|as\s+an\s+ai(?:\s+language\s+model)?|language\s+model,?\s+(?:must|should))\b"
+    r"|\bcite\s+(?:PMID|DOI|NCT|reference)\b[^.]{0,40}\bas\s+the\b",
+    re.IGNORECASE,
+)
+
+
+def without_instructions(text: str) -> str:
+    """Return `text` without the sentences that give instructions to a language model."""
+    if not text or not _INSTRUCTION.search(text):
+        return text
+    return " ".join(sentence for sentence in split_sentences(text) if not _INSTRUCTION.search(sentence))
+
+
+# The shapes of drug names (INN stems) and of intervention nouns, for questions whose intervention
+# the tag vocabulary does not know ("semaglutide", "RSV vaccine", "decompressive surgery").
+DRUG_NAME = re.compile(
+    r"\b[a-z]{3,}(?:mab|tinib|ciclib|parib|rafenib|lisib|zomib|platin|taxel|rubicin|gliflozin|gliptin|glutide|"
+    r"sartan|pril|olol|dipine|statin|xaban|gatran|parin|prazole|floxacin|cillin|mycin|cycline|azole|vir|"
+    r"tide|lukast|tropium|terol|sone|solone|idronate|dronate|coxib|setron|triptan|oxetine|azepam|semide|thiazide)s?\b",
+    re.IGNORECASE,
+)
+_INTERVENTION_NOUN = re.compile(
+    r"\b(?:vaccin\w*|surgery|surgical|resection|transplant\w*|therapy|stent\w*|ablation|radiotherapy|"
+    r"chemotherapy|immunotherapy|screening|exercise|training|diet|supplement\w*|infusion|injection|"
+    r"oxygen|dialysis|implant\w*|reduction|repair|bypass|drug|drugs|antibiotics?|abx|statins?|anticoagula\w*|"
+    r"antiplatelets?|inhibitors?|blockers?|agonists?|antagonists?|steroids?|corticosteroids?|insulin|aspirin)\b",
+    re.IGNORECASE,
+)
+# Words that name a disease or condition by their shape or head noun ("obesity", "apnoea", "fracture").
+_DISEASE_WORD = re.compile(
+    r"\b(?:\w+(?:osis|itis|aemia|emia|oma|pathy|plasia|algia|uria|ity)|cancer|carcinoma|disease|disorder|"
+    r"syndrome|failure|fracture|infection|apnoea|apnea|diabetes|hypertension|stroke|pneumonia|sepsis|"
+    r"fibrillation|injury|pregnancy|asthma|copd|dementia|depression|ulcer|bleeding|haemorrhage|hemorrhage|"
+    r"thrombosis|embolism|metastas\w+|mets|fasciitis|stenosis|hernia|reflux|warts?|scabies|virus|rsv)\b",
+    re.IGNORECASE,
+)
+
+
+def is_intervention(phrase: str) -> bool:
+    """Return True when `phrase` reads as a drug or an intervention."""
+    return bool(DRUG_NAME.search(phrase) or _INTERVENTION_NOUN.search(phrase))
+
+
+def is_disease(phrase: str) -> bool:
+    """Return True when `phrase` reads as a disease or condition."""
+    return bool(_DISEASE_WORD.search(phrase))
+
+
+_POPULATION_WORD = re.compile(
+    r"\b(?:child|children|kids?|paediatric|pediatric|infants?|neonates?|newborns?|adolescents?|teenagers?|"
+    r"elderly|older|geriatric|pregnan\w*|women|men|males?|females?|adults?)\b",
+    re.IGNORECASE,
+)
+
+
+def is_population(phrase: str) -> bool:
+    """Return True when `phrase` names who the patients are (children, older adults, pregnancy)."""
+    return bool(_POPULATION_WORD.search(phrase))

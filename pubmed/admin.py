@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from pubmed.models import Abstract, AbstractChunk, EsearchCacheEntry, Ingestion, SearchQuery
+from pubmed.models import Abstract, AbstractChunk, EsearchCacheEntry, Ingestion, ScoutCacheEntry, SearchQuery
 
 
 class AbstractChunkInline(admin.TabularInline):
@@ -36,7 +36,7 @@ class AbstractAdmin(admin.ModelAdmin):
 
 @admin.register(SearchQuery)
 class SearchQueryAdmin(admin.ModelAdmin):
-    list_display = ("drug", "disease", "pubmed_query", "searched_at")
+    list_display = ("drug", "disease", "searched_at", "created_at")
     search_fields = ("drug", "disease", "pubmed_query")
 
 
@@ -45,6 +45,17 @@ class EsearchCacheEntryAdmin(admin.ModelAdmin):
     list_display = ("term", "count", "fetched_at", "expires_at")
     search_fields = ("term",)
     readonly_fields = ("key", "term", "params", "count", "pmids", "query_translation", "fetched_at", "expires_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ScoutCacheEntry)
+class ScoutCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ("kind", "label", "created_at", "expires_at")
+    list_filter = ("kind",)
+    search_fields = ("label",)
+    readonly_fields = ("kind", "key", "label", "value", "created_at", "expires_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -126,32 +126,55 @@ def is_heldout(pmid: str) -> bool:
     return _digest(pmid) % 3 == 0
 
 
-def store_pubmedqa_half(*, reload: bool = False) -> int:
-    """Store the fixed half of the PubMedQA abstracts (first sentence as title) and seed the library; return the count.
+def pubmedqa_titled(records: list) -> list:
+    """Return PubMedQA records with each abstract's own first sentence as its title.
 
-    The question must never be an abstract's title, so each abstract's own first sentence is. Kept
-    between runs: loaded again only when the stored set differs or `reload` is asked.
+    The question must never be an abstract's title (it usually is one in PubMed), or finding the
+    abstract would be trivial.
     """
     from dataclasses import replace
 
+    from evidence.text import split_sentences
+
+    return [replace(record, title=(split_sentences(record.sections[0].text) or [""])[0][:300]) for record in records]
+
+
+def store_pubmedqa(pmids: set[str] | frozenset[str]) -> int:
+    """Store (insert or update, never delete) the PubMedQA abstracts with these PMIDs; return how many.
+
+    Raises FileNotFoundError naming the corpus file when ../shared/data is not beside the checkout.
+    """
+    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
+
+    path = SHARED_DATA / "pubmedqa" / "ori_pqal.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"PubMedQA corpus not found at {path}; clone the project with ../shared beside it.")
+    records, _ = pubmedqa_records(path)
+    chosen = pubmedqa_titled([record for record in records if record.pmid in pmids])
+    for start in range(0, len(chosen), 200):
+        abstracts_upsert(records=chosen[start : start + 200], embed=True)
+    lexeme_stats_refresh()
+    return len(chosen)
+
+
+def store_pubmedqa_half(*, reload: bool = False) -> int:
+    """Store the fixed half of the PubMedQA abstracts (first sentence as title) and seed the library; return the count.
+
+    Kept between runs: loaded again only when the stored set differs or `reload` is asked.
+    """
     from django.core.management import call_command
 
-    from evidence.text import split_sentences
     from pubmed.models import Abstract
-    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
 
     call_command("migrate", verbosity=0)
     with open(os.devnull, "w") as quiet:
         call_command("seed_evidence", verbosity=0, stdout=quiet)
     records, _ = pubmedqa_records()
-    stored = [
-        replace(record, title=(split_sentences(record.sections[0].text) or [""])[0][:300])
-        for record in records
-        if is_stored(record.pmid)
-    ]
-    if reload or Abstract.objects.count() != len(stored):
+    half = {record.pmid for record in records if is_stored(record.pmid)}
+    if reload or Abstract.objects.count() != len(half):
         Abstract.objects.all().delete()
-        for start in range(0, len(stored), 200):
-            abstracts_upsert(records=stored[start : start + 200], embed=True)
+        return store_pubmedqa(half)
+    from pubmed.services.store import lexeme_stats_refresh
+
     lexeme_stats_refresh()
-    return len(stored)
+    return len(half)

@@ -131,9 +131,10 @@ class SearchQuery(models.Model):
 
     drug = models.CharField(max_length=200)
     disease = models.CharField(max_length=200)
-    pubmed_query = models.TextField()
+    pubmed_query = models.TextField(help_text="The PubMed queries run, one per line.")
     pmids = _strings(12)
-    searched_at = models.DateTimeField(default=timezone.now)
+    searched_at = models.DateTimeField(default=timezone.now, help_text="When the pair was last searched.")
+    created_at = models.DateTimeField(default=timezone.now, help_text="When the pair was first searched.")
 
     class Meta:
         db_table = "search_queries"
@@ -143,6 +144,36 @@ class SearchQuery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.drug} / {self.disease}"
+
+
+class ScoutCacheKind(models.TextChoices):
+    COUNT = "count", "PubMed count"
+    NORMALISATION = "normalisation", "Disease normalisation"
+    EXPANSION = "expansion", "Query expansion"
+
+
+class ScoutCacheEntry(models.Model):
+    """A stored answer of an Evidence Scout stage (a PubMed count, a normalised disease, an expansion).
+
+    Kept in the database so every web process and worker shares it; entries expire after
+    `SCOUT_CACHE_SECONDS` (five days by default).
+    """
+
+    kind = models.CharField(max_length=16, choices=ScoutCacheKind.choices)
+    key = models.CharField(max_length=64, help_text="sha256 of the normalised input.")
+    label = models.CharField(max_length=300, help_text="The input in words, for the admin.")
+    value = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["kind", "key"], name="scout_cache_unique_key")]
+        verbose_name = "scout cache entry"
+        verbose_name_plural = "scout cache entries"
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.label[:60]}"
 
 
 class EsearchCacheEntry(models.Model):
@@ -164,6 +195,24 @@ class EsearchCacheEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.term[:60]} ({self.count})"
+
+
+class NcbiRequestSlot(models.Model):
+    """One NCBI request sent within the current rate-limit window of its budget.
+
+    The shared NCBI budget when no Redis is configured (or Redis is down): `pubmed.ratelimit`
+    inserts a row per request, stamped with the database clock, and deletes rows once they leave
+    the window, so the table never holds more than a few rows per budget.
+    """
+
+    budget = models.CharField(max_length=64, help_text="Which NCBI budget: one per API key, or anonymous.")
+    sent_at = models.DateTimeField(help_text="The database clock when the slot was taken.")
+
+    class Meta:
+        indexes = [models.Index(fields=["budget", "sent_at"], name="ncbi_slot_budget_sent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.budget} at {self.sent_at:%H:%M:%S.%f}"
 
 
 class IngestionStatus(models.TextChoices):

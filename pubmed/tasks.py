@@ -36,3 +36,15 @@ def embed_missing_chunks_task() -> int:
     from pubmed.services.store import chunks_reembed
 
     return chunks_reembed()
+
+
+@shared_task(acks_late=True)
+def verify_study_identifiers(*, study_ids: list[int]) -> dict[str, int]:
+    """Verify the given library studies' PMIDs against PubMed and return the count per check status."""
+    from pubmed.services.verification import study_identifiers_verify
+
+    checks = study_identifiers_verify(study_ids=study_ids)
+    counts: dict[str, int] = {}
+    for check in checks:
+        counts[check.status] = counts.get(check.status, 0) + 1
+    return counts

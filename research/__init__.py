@@ -1,1 +1,1 @@
-"""The research workbench: Tablizer and TrialScout pages, their chat tray, AI columns, snapshots and compare."""
+"""The research workbench: Tablizer, TrialScout and Evidence Scout pages, chat tray, AI columns, snapshots."""

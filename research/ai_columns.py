@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import jsonschema
 import structlog
@@ -47,6 +47,14 @@ LLM_REQUIRED_MESSAGE = (
 JsonCompleter = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
+class AIColumnFields(TypedDict):
+    """The cleaned fields of a new column, as `check_ai_column` returns them for `ai_column_create`."""
+
+    name: str
+    criteria: str
+    kind: str
+
+
 class RowAnswerInvalid(ValueError):
     """The model's answer for a row is not what the column asks for."""
 
@@ -57,7 +65,7 @@ def ai_columns_unavailable_reason(*, settings: AnswerSettings | None = None) -> 
     return LLM_REQUIRED_MESSAGE if settings.provider == "extractive" else ""
 
 
-def check_ai_column(*, user: Any, page: str, name: Any, criteria: Any, kind: Any) -> dict[str, str]:
+def check_ai_column(*, user: Any, page: str, name: Any, criteria: Any, kind: Any) -> AIColumnFields:
     """Return the cleaned column fields, or raise ValidationError (a dict of field errors) saying what to fix."""
     reason = ai_columns_unavailable_reason()
     if reason:
@@ -89,7 +97,7 @@ def check_ai_column(*, user: Any, page: str, name: Any, criteria: Any, kind: Any
         errors["name"] = f"A page holds at most {MAX_COLUMNS_PER_PAGE} AI columns; delete one first."
     if errors:
         raise ValidationError(errors)
-    return {"name": name, "criteria": criteria, "kind": str(kind)}
+    return AIColumnFields(name=name, criteria=criteria, kind=str(kind))
 
 
 @transaction.atomic
@@ -150,12 +158,12 @@ def parse_row_answer(*, kind: str, data: Any) -> tuple[str, str]:
             value = _BOOLEAN_WORDS.get(re.sub(r"[^a-z ]", "", value.lower()).strip(), value)
     elif isinstance(value, str):
         value = _one_line(value)
-    candidate = {"value": value, "justification": _one_line(data.get("justification", ""))}
+    justification = _one_line(data.get("justification", ""))
     try:
-        jsonschema.validate(candidate, ROW_SCHEMAS[kind])
+        jsonschema.validate({"value": value, "justification": justification}, ROW_SCHEMAS[kind])
     except jsonschema.ValidationError as exc:
         raise RowAnswerInvalid(f"the model's answer does not fit the column: {exc.message}") from exc
-    return str(candidate["value"]), candidate["justification"]
+    return str(value), justification
 
 
 def evaluate_row(*, column: AIColumn, record_text: str, item_label: str, complete: JsonCompleter) -> tuple[str, str]:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
+from typing import TYPE_CHECKING
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
@@ -22,6 +23,9 @@ from evidence.text import content_terms, stems
 from research.context import PageContext, PageItem, facet_counts
 from research.rules.pubmed_query import PUBLICATION_TYPES
 from trials.constants import PHASES
+
+if TYPE_CHECKING:
+    from research.models import AIColumnResult
 
 MAX_LISTED = 15
 EXAMPLES_PER_VALUE = 2
@@ -101,10 +105,7 @@ def _facet_filters(question: str, context: PageContext) -> list[_Filter]:
         if chosen:
             label = " or ".join(chosen)
             filters.append(
-                _Filter(
-                    label,
-                    lambda item, facet=facet, chosen=tuple(chosen): bool(set(item.facets.get(facet, ())) & set(chosen)),
-                )
+                _Filter(label, _has_facet_value(facet, set(chosen)))
             )
     year = _year_filter(question)
     if year is not None:
@@ -122,15 +123,8 @@ def _facet_filters(question: str, context: PageContext) -> list[_Filter]:
         )
         if match:
             wanted = (match.group(1) or match.group(2)).lower()
-            values = context.values.get(column.pk, {})
-            filters.append(
-                _Filter(
-                    f"{wanted.capitalize()} for {column.name}",
-                    lambda item, values=values, wanted=wanted: (
-                        item.item_id in values and values[item.item_id].value == wanted
-                    ),
-                )
-            )
+            answers = context.values.get(column.pk, {})
+            filters.append(_Filter(f"{wanted.capitalize()} for {column.name}", _answered(answers, wanted)))
     return filters
 
 
@@ -144,6 +138,21 @@ def _topic_filter(question: str) -> _Filter | None:
     if not wanted:
         return None
     return _Filter(f"{topic} (in the title, abstract or MeSH terms)", _mentions(wanted))
+
+
+def _has_facet_value(facet: str, chosen: set[str]) -> Callable[[PageItem], bool]:
+    """Return a test: does the item have one of the `chosen` values of `facet`?"""
+    return lambda item: bool(chosen.intersection(item.facets.get(facet, ())))
+
+
+def _answered(answers: dict[str, AIColumnResult], wanted: str) -> Callable[[PageItem], bool]:
+    """Return a test: did the AI column answer `wanted` for the item?"""
+    return lambda item: item.item_id in answers and answers[item.item_id].value == wanted
+
+
+def _dated(low: int, high: int) -> Callable[[PageItem], bool]:
+    """Return a test: is the item dated within [low, high]?"""
+    return lambda item: item.year is not None and low <= item.year <= high
 
 
 def _mentions(wanted: set[str]) -> Callable[[PageItem], bool]:
@@ -164,9 +173,7 @@ def _year_filter(question: str) -> _Filter | None:
         if match:
             low, high, label = build(match)
             label = label or f"{low} or later"
-            return _Filter(
-                f"dated {label}", lambda item, low=low, high=high: item.year is not None and low <= item.year <= high
-            )
+            return _Filter(f"dated {label}", _dated(low, high))
     return None
 
 

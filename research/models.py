@@ -123,3 +123,57 @@ class AIColumnResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.column.name} / {self.item_id}: {self.value}"
+
+
+class ScoutRunStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a worker"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ScoutRun(models.Model):
+    """One Evidence Scout job for a drug-disease pair: its input, live progress, stage outputs and result.
+
+    `steps` is the progress shown on the page and in the API; `state` keeps each finished stage's
+    output, so a run interrupted (worker killed, NCBI down) resumes at the first unfinished stage.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="scout_runs"
+    )
+    drug = models.CharField(max_length=200)
+    disease = models.CharField(max_length=200)
+    profile = models.JSONField(default=dict, blank=True, help_text="Drug profile: synonyms, targets, mechanisms, ...")
+    max_pmids = models.PositiveIntegerField(help_text="Most PMIDs fetched per expanded query.")
+    status = models.CharField(max_length=16, choices=ScoutRunStatus, default=ScoutRunStatus.PENDING)
+    stage = models.CharField(max_length=32, blank=True, help_text="The stage running now (or where it stopped).")
+    steps = models.JSONField(default=list, blank=True, help_text='[{"key", "label", "status", "count", "detail"}]')
+    state = models.JSONField(default=dict, blank=True, help_text="Output of each finished stage, for resuming.")
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    task_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="scout_run_user_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.drug} / {self.disease} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ScoutRunStatus.SUCCEEDED, ScoutRunStatus.FAILED)
+
+    @property
+    def progress(self) -> float:
+        """Share of stages finished, in [0, 1]; 1 once the run has finished."""
+        if self.finished:
+            return 1.0
+        done = sum(1 for step in self.steps if step.get("status") in {"done", "skipped"})
+        return round(done / len(self.steps), 3) if self.steps else 0.0

@@ -99,6 +99,18 @@ class AITable:
         return [(item, self.cells(key(item))) for item in items if self.keep(key(item))]
 
 
+def run_cells(*, run: AIColumnRun, results: Sequence[AIColumnResult]) -> list[AICell]:
+    """Return the cells a run has settled so far: its answered rows, then the rows it failed to evaluate."""
+    cells = [AICell(column=run.column, item_id=result.item_id, result=result) for result in results]
+    answered = {result.item_id for result in results}
+    cells += [
+        AICell(column=run.column, item_id=error["item_id"], error=error["message"])
+        for error in run.errors
+        if error["item_id"] not in answered
+    ]
+    return cells
+
+
 def column_filters(*, query: QueryDict, columns: Sequence[AIColumn]) -> dict[int, str]:
     """Return {column id: yes|no|unclear} from `ai_<column id>` parameters naming boolean columns."""
     boolean = {column.pk for column in columns if column.is_boolean}

@@ -8,7 +8,7 @@ first, an assistant message always); the same SSE events serve the page (`chat.s
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
 import structlog
@@ -97,6 +97,7 @@ def _verified(text: str, evidence: EvidenceSet, *, repair: int) -> dict[str, Any
 def _suggestion(page: Page, question: str) -> tuple[str, list[ParsedPayload]]:
     payload_type = payload_type_get(page.search_payload)
     vocabulary = load_vocabulary()
+    data: Mapping[str, str | list[str]] | None
     if payload_type.name == "pubmed_query_suggestion":
         data = build_pubmed_query(text=question, vocabulary=vocabulary)
         intro = "Here is a PubMed query for your request."

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from chat.models import Message
 from research.ai_column_runs import ai_column_run_start
-from research.ai_columns import ai_column_create, check_ai_column
+from research.ai_columns import AIColumnFields, ai_column_create, check_ai_column
 from research.models import AIColumn, AIColumnRun
 from research.registries import UnknownPage, page_get, payload_type_get
 
@@ -88,7 +88,7 @@ def payload_decide(*, user: Any, message: Message, payload_id: str, decision: st
         raise PayloadDecisionError("not_a_page", "Suggestions can only be decided on a research page.") from exc
     payload = check_payload_decision(message=message, payload_id=payload_id, decision=decision)
     payload_type = payload_type_get(payload["type"])
-    fields: dict[str, str] = {}
+    fields: AIColumnFields | None = None
     item_ids: list[str] = []
     if decision == ACCEPT and payload_type.name == "ai_column_suggestion":
         data = payload["data"]
@@ -110,7 +110,7 @@ def payload_decide(*, user: Any, message: Message, payload_id: str, decision: st
         if decision == ACCEPT:
             if payload_type.accept_url:
                 redirect = payload_type.url_for(payload["data"])
-            elif fields:
+            elif fields is not None:
                 column = ai_column_create(user=user, page=page.name, source_message=locked, **fields)
                 run = ai_column_run_start(column=column, item_ids=item_ids)
                 payload["column_id"] = column.pk

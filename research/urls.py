@@ -1,8 +1,8 @@
-"""URLs of the research workbench: the Tablizer and TrialScout pages and the endpoints of their tray."""
+"""URLs of the research workbench: Tablizer, TrialScout, Evidence Scout and the endpoints of the tray."""
 
 from django.urls import path
 
-from research.views import tablizer, tray, trialscout
+from research.views import scout, tablizer, tray, trialscout
 
 app_name = "research"
 
@@ -11,6 +11,9 @@ urlpatterns = [
     path("tablizer/snapshots/", tablizer.snapshot_create, name="snapshot-create"),
     path("tablizer/snapshots/<int:snapshot_id>/delete/", tablizer.snapshot_remove, name="snapshot-delete"),
     path("trialscout/", trialscout.trialscout, name="trialscout"),
+    path("scout/", scout.scout, name="scout"),
+    path("scout/<uuid:run_id>/", scout.scout_run, name="scout-run"),
+    path("scout/<uuid:run_id>/resume/", scout.scout_run_resume_view, name="scout-resume"),
     path("chat/research/<slug:page>/ask/", tray.tray_ask, name="ask"),
     path("chat/research/<slug:page>/new/", tray.tray_new, name="new"),
     path("chat/research/<slug:page>/columns/", tray.ai_column_add, name="column-add"),

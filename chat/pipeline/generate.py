@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import structlog
 
-from chat.generation import generation_events
+# A module import: chat.generation imports chat.pipeline.events, so importing it first reaches this
+# module while chat.generation is still half-initialised.
+from chat import generation
 from chat.pipeline.events import PipelineEvent, ResetEvent, StatusEvent
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.pipeline.support import checker_for
@@ -70,7 +72,8 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
 def _streamed(run: AnswerRun, provider: Provider, request: GenerationRequest) -> Iterator[PipelineEvent]:
     """Run `provider` through the one provider-event loop; store its final `Generation` on the run."""
     assert run.evidence is not None and run.checker is not None
-    for event in generation_events(provider, request, StreamScrubber(run.evidence, screen=run.checker.screen)):
+    scrubber = StreamScrubber(run.evidence, screen=run.checker.screen)
+    for event in generation.generation_events(provider, request, scrubber):
         if isinstance(event, Generation):
             run.generation = event
         else:

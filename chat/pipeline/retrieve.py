@@ -19,7 +19,7 @@ from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Conce
 from evidence.models import Study
 from evidence.pico import GENERIC_DECISIONS
 from evidence.sources import EvidenceSource
-from evidence.text import stems
+from evidence.text import is_disease, is_intervention, stems
 from pubmed.models import AbstractChunk
 from pubmed.query import Concept as QueryConcept
 from pubmed.query import QueryError, build_query
@@ -185,6 +185,16 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
     return sources
 
 
+# Words that judge or measure rather than name a topic; in a PubMed phrase they only lose matches
+# ("broken nose satisfactory", "sleep apnoea severity").
+_EVALUATIVE_WORDS = """
+    satisfactory satisfying worth worthwhile adding severity safe safety effective efficacy benefit benefits
+    beneficial useful necessary needed adequate reliable reliably best better optimal recommended protect
+    places totally routine routinely
+"""
+_EVALUATIVE = frozenset(_EVALUATIVE_WORDS.split())
+
+
 def live_search_query(run: AnswerRun) -> str:
     """Return the PubMed query for the live search: the condition AND the decision or intervention.
 
@@ -199,15 +209,22 @@ def live_search_query(run: AnswerRun) -> str:
     # condition last. Outcome words join as an optional concept.
     topics = [
         c
-        for c in phrases(run.question, [c for c in run.concepts if c.role == TOPIC])
+        for c in phrases(
+            run.question, [c for c in run.concepts if c.role == TOPIC and c.label.lower() not in _EVALUATIVE]
+        )
         if c.label.lower() not in outcomes
     ]
     conditions = [c for c in run.concepts if c.role == CONDITION][:MAX_CONDITIONS]
     decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
+    # Without a vocabulary tag, a drug-shaped or intervention word is the intervention and a
+    # disease-shaped word the condition, wherever they stand in the question.
+    guessed = next((c for c in topics if is_intervention(c.label) and not is_disease(c.label)), None)
     if not conditions and topics:
-        conditions = [topics[-1]]
+        others = [c for c in topics if c is not guessed] or topics
+        conditions = [next((c for c in others if is_disease(c.label)), others[-1])]
     rest = [c for c in topics if c not in conditions]
-    intervention = decisions[0] if decisions else (rest[0] if rest else None)
+    fallback = guessed if guessed is not None and guessed not in conditions else (rest[0] if rest else None)
+    intervention = decisions[0] if decisions else fallback
     chosen = [*conditions, *([intervention] if intervention else [])]
     concepts = [_query_concept(run, concept) for concept in chosen]
     if any(c.role == POPULATION for c in run.concepts):

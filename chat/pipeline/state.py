@@ -18,6 +18,7 @@ from evidence.citations.verify import VerifiedAnswer
 from evidence.classification import Classification
 from evidence.concepts import Concept, Lexicon
 from evidence.decomposition import SubQuery
+from evidence.followup import FollowUp
 from evidence.models import Study
 from evidence.pico import Pico
 from evidence.ranking import RankingResult
@@ -48,6 +49,7 @@ class AnswerRun:
     settings: AnswerSettings
     history: list[dict[str, str]] = field(default_factory=list)
     # understand
+    follow_up: FollowUp | None = None
     vocabulary: Vocabulary | None = None
     pico: Pico | None = None
     sub_queries: list[SubQuery] = field(default_factory=list)

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
-from evidence.concepts import Lexicon, question_concepts
+from evidence.concepts import Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
+from evidence.followup import read_turn
 from evidence.models import Study
 from evidence.pico import extract_pico
 from evidence.sources import EvidenceSet, EvidenceSource
@@ -38,6 +39,8 @@ def understand(run: AnswerRun) -> TraceStep:
     settings = run.settings
     run.library = list(Study.objects.all())
     run.vocabulary = vocabulary = question_vocabulary(run.library)
+    run.lexicon = lexicon = Lexicon.load()
+    read_follow_up(run)
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(run.question, vocabulary=vocabulary, llm_json=llm_json)
     run.sub_queries = decompose_question(run.question, pico=pico, vocabulary=vocabulary, llm_json=llm_json)
@@ -45,7 +48,6 @@ def understand(run: AnswerRun) -> TraceStep:
     run.named = named_studies(run.question, run.library)
     run.terms = content_terms(run.question)
     run.weights = term_weights(run.question, vocabulary=vocabulary, tags=pico.disease_tags)
-    run.lexicon = lexicon = Lexicon.load()
     run.concepts = question_concepts(
         run.question, vocabulary=vocabulary, pico=pico, lexicon=lexicon, rarity=word_rarity
     )
@@ -58,8 +60,14 @@ def understand(run: AnswerRun) -> TraceStep:
         f" (primary {pico.primary_decision_tag or '-'}); PICO by {pico.source}"
         + (f"; {len(run.sub_queries)} sub-queries" if len(run.sub_queries) > 1 else "")
         + (f"; result context: {run.context}" if run.context else "")
-        + (f"; studies named: {names(run.named, 'study_name')}" if run.named else ""),
+        + (f"; studies named: {names(run.named, 'study_name')}" if run.named else "")
+        + (
+            f"; follow-up of the previous question, carried over: {', '.join(run.follow_up.carried)}"
+            if run.follow_up and run.follow_up.is_follow_up
+            else ""
+        ),
         {
+            "follow_up": run.follow_up.to_dict() if run.follow_up and run.follow_up.is_follow_up else None,
             "tags": pico.disease_tags,
             "context": run.context,
             "named_studies": [study.study_name for study in run.named],
@@ -69,6 +77,21 @@ def understand(run: AnswerRun) -> TraceStep:
             "sub_queries": [query.to_dict() for query in run.sub_queries],
         },
     )
+
+
+def read_follow_up(run: AnswerRun) -> None:
+    """Read the question with the conversation's earlier questions; a follow-up gets their topic."""
+    assert run.vocabulary is not None
+    vocabulary, lexicon = run.vocabulary, run.lexicon
+    earlier = [turn["content"] for turn in run.history if turn.get("role") == "user"]
+
+    def concepts_of(text: str) -> list[Concept]:
+        return question_concepts(
+            text, vocabulary=vocabulary, pico=extract_pico(text, vocabulary=vocabulary), lexicon=lexicon
+        )
+
+    run.follow_up = read_turn(run.question, earlier, concepts_of=concepts_of)
+    run.question = run.follow_up.question
 
 
 def question_vocabulary(library: list[Study]) -> Vocabulary:

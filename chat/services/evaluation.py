@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -39,10 +39,14 @@ class GoldenQuestion(BaseModel):
     scenario: str = Field(min_length=1)
     question: str = Field(min_length=5)
     expected: list[str] = Field(default_factory=list, description="Identifiers a good answer cites: pmid:/doi:/nct:")
+    acceptable: list[str] = Field(
+        default_factory=list, description="Other identifiers that address the question (cited without harm)"
+    )
+    forbidden: list[str] = Field(default_factory=list, description="Identifiers that do not address the question")
     expect_abstain: bool = False
     note: str = ""
 
-    @field_validator("expected")
+    @field_validator("expected", "acceptable", "forbidden")
     @classmethod
     def _identifiers(cls, values: list[str]) -> list[str]:
         cleaned = []
@@ -55,16 +59,39 @@ class GoldenQuestion(BaseModel):
         return cleaned
 
 
+class StoredAbstracts(BaseModel):
+    """Abstracts the store must hold for the out-of-library questions: PubMedQA PMIDs, loaded before the run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: Literal["pubmedqa"]
+    pmids: list[str] = Field(min_length=1)
+
+    @field_validator("pmids")
+    @classmethod
+    def _pmids(cls, values: list[str]) -> list[str]:
+        bad = [value for value in values if not identifiers.is_pmid(value)]
+        if bad:
+            raise ValueError(f"not PMIDs: {', '.join(bad[:5])}")
+        return values
+
+
 class GoldenSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int
     description: str = ""
     questions: list[GoldenQuestion]
+    stored_abstracts: StoredAbstracts | None = None
 
 
 def load_golden(path: Path | None = None) -> list[GoldenQuestion]:
     """Read and validate the golden questions; raise GoldenError naming the problem."""
+    return load_golden_set(path).questions
+
+
+def load_golden_set(path: Path | None = None) -> GoldenSet:
+    """Read and validate the golden file (questions and the abstracts they need); raise GoldenError."""
     path = path or GOLDEN_PATH
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -81,7 +108,7 @@ def load_golden(path: Path | None = None) -> list[GoldenQuestion]:
     duplicates = sorted({value for value in ids if ids.count(value) > 1})
     if duplicates:
         raise GoldenError(f"{path} repeats question ids: {', '.join(duplicates)}")
-    return golden.questions
+    return golden
 
 
 @dataclass
@@ -104,6 +131,20 @@ class QuestionScore:
     claims_written: int = 0
     citations_supporting: int = 0
     citations_made: int = 0
+    acceptable: list[str] = field(default_factory=list)
+    forbidden: list[str] = field(default_factory=list)
+    # The identifiers of each reference shown, one list per reference.
+    reference_ids: list[list[str]] = field(default_factory=list)
+
+    @property
+    def relevant_references(self) -> int:
+        """References that address the question: carrying an expected or acceptable identifier."""
+        on_topic = set(self.expected) | set(self.acceptable)
+        return sum(1 for ids in self.reference_ids if on_topic & set(ids))
+
+    @property
+    def forbidden_cited(self) -> list[str]:
+        return sorted({value for ids in self.reference_ids for value in ids if value in self.forbidden})
 
     @property
     def expected_cited(self) -> list[str]:
@@ -133,6 +174,16 @@ class EvaluationSummary:
     claims_written: int = 0
     citations_supporting: int = 0
     citations_made: int = 0
+    relevant_references: int = 0
+    judged_references: int = 0
+    forbidden_cited: list[str] = field(default_factory=list)
+    answered_when_abstention_expected: int = 0
+    green_when_abstention_expected: int = 0
+
+    @property
+    def relevance_precision(self) -> float:
+        """Share of the references shown (for questions with expected sources) that address the question."""
+        return self.relevant_references / self.judged_references if self.judged_references else 0.0
 
     @property
     def citation_recall(self) -> float:
@@ -165,8 +216,40 @@ class EvaluationSummary:
             fabricated_count=len(self.fabricated),
             citation_recall=round(self.citation_recall, 4),
             citation_precision=round(self.citation_precision, 4),
+            relevance_precision=round(self.relevance_precision, 4),
         )
         return data
+
+    def shortfalls(self, targets: Targets) -> list[str]:
+        """Return a sentence for every target this run misses (empty when all hold)."""
+        missed = []
+        if self.fabricated:
+            missed.append(f"{len(self.fabricated)} fabricated identifier(s) were shown (target 0)")
+        if self.citation_coverage < targets.coverage:
+            missed.append(f"citation coverage {self.citation_coverage:.1%} is below {targets.coverage:.0%}")
+        if self.relevance_precision < targets.relevance:
+            missed.append(f"relevance precision {self.relevance_precision:.1%} is below {targets.relevance:.0%}")
+        if self.forbidden_cited:
+            missed.append(f"off-topic references were cited: {', '.join(self.forbidden_cited)}")
+        if self.expected_abstentions and (
+            self.abstained_when_expected / self.expected_abstentions < targets.abstention
+        ):
+            missed.append(
+                f"abstained on {self.abstained_when_expected}/{self.expected_abstentions} questions that must "
+                f"abstain (target {targets.abstention:.0%})"
+            )
+        if self.green_when_abstention_expected:
+            missed.append(f"{self.green_when_abstention_expected} question(s) that must abstain were answered GREEN")
+        return missed
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What `evaluate` requires before it exits 0."""
+
+    coverage: float = 0.85
+    relevance: float = 0.80
+    abstention: float = 0.9
 
 
 def _reference_identifiers(reference: dict[str, Any]) -> list[str]:
@@ -239,6 +322,9 @@ def evaluate_question(
         seconds=round(time.monotonic() - started, 3),
         error=(result.error or {}).get("code", ""),
         **claim_support(result),
+        acceptable=question.acceptable,
+        forbidden=question.forbidden,
+        reference_ids=[_reference_identifiers(reference) for reference in result.references],
     )
     return score, result
 
@@ -278,6 +364,7 @@ def evaluate(
         if progress:
             progress(score)
     confidence = Counter(score.confidence for score in scores)
+    judged = [score for score in scores if score.expected and not score.abstained]
     densities = [score.density for score in scores if not score.abstained]
     return EvaluationSummary(
         questions=len(scores),
@@ -297,4 +384,11 @@ def evaluate(
         claims_written=sum(score.claims_written for score in scores),
         citations_supporting=sum(score.citations_supporting for score in scores),
         citations_made=sum(score.citations_made for score in scores),
+        relevant_references=sum(score.relevant_references for score in judged),
+        judged_references=sum(len(score.reference_ids) for score in judged),
+        forbidden_cited=[f"{score.id}: {value}" for score in scores for value in score.forbidden_cited],
+        answered_when_abstention_expected=sum(
+            1 for score in scores if score.expect_abstain and not score.abstained and score.confidence != "RED"
+        ),
+        green_when_abstention_expected=sum(1 for s in scores if s.expect_abstain and s.confidence == "GREEN"),
     )

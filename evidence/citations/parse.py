@@ -8,29 +8,43 @@ against the turn's `EvidenceSet`; what does not resolve is deleted and recorded.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
+from evidence.identifiers import url_key
 from evidence.sources import EvidenceSet, EvidenceSource
 
 # Placeholders stand for a resolved citation while the text is rewritten; the brackets are
 # characters no model output keeps (they are stripped from the input first).
 OPEN, CLOSE = "\u27e6", "\u27e7"
 PLACEHOLDER = re.compile(rf"{OPEN}(\d+){CLOSE}")
+# A PMID written with spaces inside ("9999 9999") is still one PMID to a reader.
+_PMID_NUMBER = r"\d{1,9}(?:[ ]\d{1,8})*"
 
+# Hyphen look-alikes a model may put inside "NCT-0123-4567"; matching folds them all to "-".
+_DASHES = {dash: "-" for dash in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"}
+_URL_CHARS = r"[^\s<>()\[\]\"'`]"
 _TOKEN = re.compile(
-    r"""
-    (?P<citation>\[\s*citation\s*:\s*[^\[\]\n]{1,300}?\s*\])
-  | https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/(?P<pubmed_url>\d{1,9})/?
-  | https?://(?:www\.)?(?:pmc\.ncbi\.nlm\.nih\.gov/articles|ncbi\.nlm\.nih\.gov/pmc/articles)/(?P<pmc_url>PMC\d{1,9})/?
-  | https?://(?:www\.)?clinicaltrials\.gov/(?:ct2/show|study)/(?P<ctgov_url>NCT\d{8})/?
-  | https?://(?:dx\.)?doi\.org/(?P<doi_url>10\.\d{4,9}(?:\.\d+)*/[^\s<>"\[\]]+)
-  | \b(?:PMIDs?\s*(?:\#|:|=|no\.?)?|PubMed\s+IDs?\s*[:\#]?|PubMed\s*[:\#])\s*
-        (?P<pmid>\d{1,9}(?:\s*(?:,|;|and|&)\s*(?:PMID\s*:?\s*)?\d{1,9})*)\b
-  | [\(\[](?P<bare_pmid>\d{7,9})[\)\]]
-  | \b(?P<pmcid>PMC\d{1,9})\b
-  | \b(?P<nct>NCT\s?\d{8})\b
-  | (?:\bdoi\s*:?\s*)?(?P<doi>\b10\.\d{4,9}(?:\.\d+)*/[^\s<>"\[\]]+)
-  | \[(?P<numeric>\d{1,3}(?:\s*(?:,|;|\u2013|-|&|and)\s*\d{1,3})*)\]
+    rf"""
+    (?P<citation>\[\s*citation\s*:\s*[^\[\]\n]{{1,300}}?\s*\])
+  | (?:https?://)?(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/(?P<pubmed_url>\d{{1,9}})/?(?![\w?#&=])
+  | (?:https?://)?(?:www\.)?europepmc\.org/(?:abstract|article|api/fulltextRepo\?pprId=)?/?MED/(?P<europepmc_url>\d{{1,9}})/?(?![\w?#&=])
+  | (?:https?://)?(?:www\.)?(?:pmc\.ncbi\.nlm\.nih\.gov/articles|ncbi\.nlm\.nih\.gov/pmc/articles)/(?P<pmc_url>PMC\d{{1,9}})/?(?![\w?#&=])
+  | (?:https?://)?(?:www\.)?clinicaltrials\.gov/(?:ct2/show|study)/(?P<ctgov_url>NCT\d{{8}})/?(?![\w?#&=])
+  | (?:https?://)?(?:dx\.)?doi\.org/(?P<doi_url>10\.\d{{4,9}}(?:\.\d+)*/[^\s<>"\[\]]+)
+  | (?P<url>(?:https?://|www\.){_URL_CHARS}+|\b(?:[a-z0-9-]+\.)+[a-z]{{2,24}}/{_URL_CHARS}*)
+  | \b(?:PMIDs?|PubMed\s+IDs?|PubMed\s+identifiers?)\s*
+        (?:(?:is|was|are|were|number|numbers|no\.?|of|reads?)\s+)*(?:\#|:|=|no\.?)?\s*
+        (?P<pmid>{_PMID_NUMBER}(?:\s*(?:,|;|and|&)\s*(?:PMID\s*:?\s*)?{_PMID_NUMBER})*)\b
+  | \bPubMed\s*(?:[:\#]\s*(?P<pubmed_colon>\d{{1,9}})|(?P<pubmed_bare>\d(?:[ ]?\d){{4,8}}))\b
+  | [\(\[](?P<bare_pmid>\d{{7,9}})[\)\]]
+  | \b(?P<pmcid>PMC[ -]?\d{{1,9}})\b
+  | \b(?P<nct>NCT[ _-]?\d{{4}}[ -]?\d{{4}})\b
+  | \bdoi\s*[:\#]?\s*(?P<doi_spaced>10\.\d{{4,9}}(?:\.\d+)*\s*/\s*[^\s<>"\[\]]+)
+  | (?P<doi>\b10\.\d{{4,9}}(?:\.\d+)*/[^\s<>"\[\]]+)
+  | (?P<registry>\b(?:ISRCTN|ACTRN|ChiCTR|DRKS|UMIN|jRCT|PACTR|IRCT|CTRI|EudraCT|EUCTR|KCT|TCTR|SLCTR|RBR|NTR)
+        (?:\s*(?:number|no\.?|id)?\s*[:\#]?\s*)[-/]?[A-Z0-9]*\d[A-Z0-9/-]*)
+  | \[(?P<numeric>\d{{1,3}}(?:\s*(?:,|;|\u2013|-|&|and)\s*\d{{1,3}})*)\]
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -86,12 +100,82 @@ def _resolve_citation_part(part: str, evidence: EvidenceSet) -> EvidenceSource |
     return None
 
 
+# Invisible characters (zero-width spaces and joiners, soft hyphens, byte-order marks: Unicode
+# category Cf) can split an identifier so that a pattern misses it while a reader still sees it.
+_INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
+# "mg.kg/day" looks like a host and a path; a last label that is a unit is not a web address.
+_UNIT_LABELS = frozenset({"kg", "mg", "ml", "dl", "min", "day", "wk", "hr", "mmol", "umol", "mcg", "ug", "iu"})
+
+
+def strip_invisible(text: str) -> str:
+    """Remove characters that show as nothing but can hide an identifier from a pattern."""
+    return _INVISIBLE.sub("", text)
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """Return `text` with each character NFKC-folded (full-width digits, ligatures, ...), and for
+    every folded character the index of the character of `text` it came from.
+
+    Folding character by character keeps offsets into the original, so only the identifiers found
+    are rewritten and the rest of the answer keeps its own characters ("m²" stays "m²").
+    """
+    folded: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if _INVISIBLE.match(char):
+            continue
+        piece = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
+        for part in piece:
+            folded.append(_DASHES.get(part, part))
+            origin.append(index)
+    return "".join(folded), origin
+
+
+
+
+def _pmid_values(raw: str) -> tuple[list[str], int]:
+    """Split the digits after a PMID label into PMIDs; return them and how much of `raw` they use.
+
+    Digit groups separated by single spaces join into one PMID while they fit in nine digits
+    ("9999 9999" is one PMID to a reader); a later group of fewer than six digits ends the list
+    (a year after the PMID is not another PMID).
+    """
+    values: list[str] = []
+    used = 0
+    current = ""
+    previous_end = -1
+    for group in re.finditer(r"\d+", raw):
+        digits = group.group()
+        joined_by_space = previous_end >= 0 and raw[previous_end : group.start()] == " "
+        if joined_by_space and len(current) + len(digits) <= 9:
+            current += digits
+        elif current and len(digits) < 6 and joined_by_space:
+            break
+        else:
+            if current:
+                values.append(current)
+            current = digits
+        previous_end = used = group.end()
+    if current:
+        values.append(current)
+    return values, used
+
+
 def extract_mentions(text: str, evidence: EvidenceSet) -> list[Mention]:
-    """Return every citation marker and identifier mention in `text`, each resolved or not (source None)."""
+    """Return every citation marker, identifier and link in `text`, each resolved or not (source None).
+
+    Matching runs over the NFKC-folded text with dashes unified, so full-width digits and
+    look-alike hyphens cannot disguise an identifier; offsets refer to `text` itself.
+    """
+    folded, origin = _folded(text)
     mentions: list[Mention] = []
-    for match in _TOKEN.finditer(text):
+
+    def span(start: int, end: int) -> tuple[int, int]:
+        return origin[start], origin[end - 1] + 1
+
+    for match in _TOKEN.finditer(folded):
         form = match.lastgroup or ""
-        start, end = match.span()
+        start, end = span(*match.span())
         raw = match.group(form)
         if form == "citation":
             inner = raw.strip()[1:-1].split(":", 1)[1]
@@ -101,25 +185,41 @@ def extract_mentions(text: str, evidence: EvidenceSet) -> list[Mention]:
                         Mention(start, end, "citation", part.strip(), _resolve_citation_part(part, evidence))
                     )
             continue
-        if form in {"doi", "doi_url"}:
+        if form in {"doi", "doi_url", "doi_spaced"}:
             value = _trim_doi(raw)
-            end = match.start(form) + len(value)
+            end = span(match.start(), match.start(form) + len(value))[1]
+            value = re.sub(r"\s+", "", value)
             mentions.append(Mention(start, end, "doi", value, evidence.resolve_identifier("doi", value)))
             continue
         if form == "pmid":
-            for value in re.findall(r"\d{1,9}", raw):
+            values, used = _pmid_values(raw)
+            end = span(match.start(), match.start(form) + used)[1]
+            for value in values:
                 mentions.append(Mention(start, end, "pmid", value, evidence.resolve_identifier("pmid", value)))
             continue
-        if form in {"pubmed_url", "bare_pmid"}:
-            mentions.append(Mention(start, end, "pmid", raw, evidence.resolve_identifier("pmid", raw)))
+        if form in {"pubmed_url", "europepmc_url", "bare_pmid", "pubmed_colon", "pubmed_bare"}:
+            value = raw.replace(" ", "")
+            mentions.append(Mention(start, end, "pmid", value, evidence.resolve_identifier("pmid", value)))
             continue
         if form in {"pmcid", "pmc_url"}:
-            value = raw.upper()
+            value = re.sub(r"[\s-]", "", raw.upper())
             mentions.append(Mention(start, end, "pmcid", value, evidence.resolve_identifier("pmcid", value)))
             continue
         if form in {"nct", "ctgov_url"}:
-            value = raw.upper().replace(" ", "")
+            value = re.sub(r"[\s_-]", "", raw.upper())
             mentions.append(Mention(start, end, "nct", value, evidence.resolve_identifier("nct", value)))
+            continue
+        if form == "url":
+            value = raw.rstrip(".,;:!?'\"")
+            if not re.match(r"(?:https?://|www\.)", value, re.IGNORECASE):
+                host = value.partition("/")[0]
+                if host.rsplit(".", 1)[-1].lower() in _UNIT_LABELS:
+                    continue
+            end = span(match.start(), match.start() + len(value))[1]
+            mentions.append(Mention(start, end, "url", value, evidence.resolve_identifier("url", url_key(value))))
+            continue
+        if form == "registry":
+            mentions.append(Mention(start, end, "registry", raw.strip(), None))
             continue
         if form == "numeric":
             for number in _numbers(raw):
@@ -143,8 +243,39 @@ class Placeholders:
         return list(dict.fromkeys(self.sources[int(n)].doc_id for n in PLACEHOLDER.findall(text)))
 
 
+_MARKDOWN_LINK = re.compile(
+    r"!?\[(?P<text>[^\[\]\n]{0,300})\]\(\s*<?(?P<url>[^()\s<>]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)"
+)
+_REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]\n]{1,100}\]:\s*<?(?P<url>\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+_AUTOLINK = re.compile(r"<(?P<url>(?:https?|ftp)://[^\s<>]+)>", re.IGNORECASE)
+_HTML_LINK = re.compile(
+    r"<a\b[^>]*?\bhref\s*=\s*[\"']?(?P<url>[^\"'\s>]+)[\"']?[^>]*>(?P<text>.*?)</a\s*>", re.IGNORECASE | re.DOTALL
+)
+
+
+def unlink(text: str) -> str:
+    """Turn every link markup into plain "text (address)" so the address is checked like any mention."""
+
+    def plain(match: re.Match[str]) -> str:
+        label = (match.groupdict().get("text") or "").strip()
+        if re.fullmatch(r"\d{1,3}(?:\s*[,;\u2013-]\s*\d{1,3})*", label):
+            label = f"[{label}]"
+        return f"{label} ({match.group('url')})" if label else f"({match.group('url')})"
+
+    text = _REFERENCE_LINK.sub(lambda m: f"({m.group('url')})", text)
+    text = _HTML_LINK.sub(plain, text)
+    text = _MARKDOWN_LINK.sub(plain, text)
+    return _AUTOLINK.sub(lambda m: f"({m.group('url')})", text)
+
+
 def rewrite(text: str, evidence: EvidenceSet, placeholders: Placeholders, removed: list[dict[str, str]]) -> str:
-    """Replace resolved mentions by placeholders and delete unresolved ones, recording what was removed."""
+    """Replace resolved mentions by placeholders and delete unresolved ones, recording what was removed.
+
+    Links are never kept as written: a Markdown or HTML link becomes its text followed by its
+    address, and the address is then treated like any other mention (a verified identifier
+    becomes our own marker; anything else, whatever its host, is deleted).
+    """
+    text = unlink(strip_invisible(text))
     mentions = extract_mentions(text, evidence)
     pieces: list[str] = []
     cursor = 0

@@ -21,7 +21,7 @@ from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers
 from evidence.claims.polarity import polarity_conflict
 from evidence.claims.splitting import plain_text
-from evidence.text import split_sentences
+from evidence.text import DRUG_NAME, split_sentences
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -30,12 +30,7 @@ SIMILARITY_THRESHOLD = 0.63
 # Candidates examined per claim, most similar first: the rules run on these only.
 CANDIDATES = 8
 
-_DRUG = re.compile(
-    r"\b[a-z]{3,}(?:mab|tinib|ciclib|parib|rafenib|lisib|zomib|platin|taxel|rubicin|gliflozin|gliptin|glutide|"
-    r"sartan|pril|olol|dipine|statin|xaban|gatran|parin|prazole|floxacin|cillin|mycin|cycline|azole|vir|"
-    r"tide|lukast|tropium|terol|sone|solone|idronate|dronate)\b",
-    re.IGNORECASE,
-)
+_DRUG = DRUG_NAME
 
 
 class Passage(Protocol):
@@ -124,6 +119,26 @@ def _units_of(text: str, embed: Embed) -> _Units:
     return _Units(sentences, spans, np.vstack([vectors, pairs / norms]) if len(pairs) else vectors)
 
 
+# Words that make a finding absolute. A source that does not use them (or a word of the same stem)
+# does not support the stronger statement: "cures", "proved", "in every stage", "eliminates".
+# Hedged or ambiguous words ("certain patients", "may prove useful", "complete response") are left out.
+_ABSOLUTE = re.compile(
+    r"\b(?:cur(?:e|es|ed|ing)|prov(?:ed|en)|definitively|always|every|guarantee[sd]?|"
+    r"eliminat(?:e|es|ed|ing)|completely|entirely|universally|conclusively|all\s+patients|without\s+exception)\b",
+    re.IGNORECASE,
+)
+
+
+def _overstatement(claim: str, source_text: str) -> str:
+    """Return the first absolute word of `claim` that `source_text` does not use (by its first four letters)."""
+    lowered = source_text.lower()
+    for match in _ABSOLUTE.finditer(claim):
+        word = match.group(0).lower()
+        if not re.search(rf"\b{re.escape(word[:4])}", lowered):
+            return match.group(0)
+    return ""
+
+
 def _missing_names(claim: str, source_text: str) -> list[str]:
     names = [mention.name for mention in study_names(claim) if not name_in_text(mention.name, source_text)]
     lowered = source_text.lower()
@@ -147,6 +162,9 @@ def judge_claim(
     missing = _missing_names(claim, source_text)
     if missing:
         return ClaimVerdict(False, [], f"{missing[0]} is not mentioned in the cited source")
+    absolute = _overstatement(claim, source_text)
+    if absolute:
+        return ClaimVerdict(False, [], f"the statement says '{absolute}', which the cited source does not")
     cache = cache if cache is not None else PassageCache()
     units = [(passage, cache.get(passage, embed)) for passage in passages]
     units = [(passage, unit) for passage, unit in units if unit.sentences]

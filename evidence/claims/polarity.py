@@ -33,6 +33,25 @@ _DIRECTION = {
 }
 
 
+# A ratio measure says which way risk moved even when no direction word does ("recurred in 79% …
+# (hazard ratio 18)" reports a higher risk): above 1 is up, below 1 is down.
+_RATIO = re.compile(
+    r"\b(?:hazard\s+ratio|odds\s+ratio|risk\s+ratio|relative\s+risk|rate\s+ratio|a?HR|a?OR|RR|IRR)\b"
+    r"[\s,:=(]*(?:of|was|were|is|roughly|about|approximately|around|~|\u2248)*[\s,:=]*(?P<value>\d+(?:\.\d+)?)",
+)
+
+
+def _ratio_directions(text: str) -> set[str]:
+    found = set()
+    for match in _RATIO.finditer(text):
+        value = float(match.group("value"))
+        if value > 1.0:
+            found.add(UP)
+        elif 0 < value < 1.0:
+            found.add(DOWN)
+    return found
+
+
 @dataclass(frozen=True)
 class Polarity:
     """Whether a text negates its finding and which ways (increase/decrease) it says things moved."""
@@ -44,7 +63,8 @@ class Polarity:
 def polarity_of(text: str) -> Polarity:
     """Return the negation and direction cues of `text`."""
     cleaned = _NOT_NEGATION.sub(" ", text)
-    directions = frozenset(name for name, pattern in _DIRECTION.items() if pattern.search(cleaned))
+    words = {name for name, pattern in _DIRECTION.items() if pattern.search(cleaned)}
+    directions = frozenset(words or _ratio_directions(cleaned))
     return Polarity(negated=bool(_NEGATION.search(cleaned)), directions=directions)
 
 

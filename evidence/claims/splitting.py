@@ -28,7 +28,7 @@ _WORD = re.compile(r"[A-Za-z\u03b1-\u03c9]{2,}")
 _DANGLING = [
     ("empty_brackets", re.compile(r"\s*\(\s*[,;:.\s]*\)|\s*\[\s*[,;:.\s]*\]")),
     ("empty_identifier", re.compile(
-        r"\s*\(?\s*\b(?:PMIDs?|DOI|NCT|PMCID|PMC|PubMed(?:\s+ID)?)\s*[:#=]?\s*(?:\)|(?=[,.;\]]|$))",
+        r"\s*\(?\s*(?<![/.])\b(?:PMIDs?|DOI|NCT|PMCID|PMC|PubMed(?:\s+ID)?)\s*[:#=]?\s*(?:\)|(?=[,.;\]](?!\w)|$))",
         re.IGNORECASE | re.MULTILINE,
     )),
     ("trailing_conjunction", re.compile(r"[ \t,]+(?:and|or)[ \t]*(?=[.;:!?])", re.IGNORECASE)),

@@ -1,1 +1,1 @@
-"""Business logic of the pubmed app: ingestion, storage, search, reranking, query expansion, synthesis."""
+"""Business logic of the pubmed app: ingestion, storage, search, reranking, and the Evidence Scout stages."""

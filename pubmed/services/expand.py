@@ -1,129 +1,134 @@
-"""Stage 0 of a drug/disease search: normalise the disease name and expand into PubMed queries.
+"""Query expansion of the Evidence Scout: organ terms, then PubMed queries along five axes.
 
-Both steps are LLM-driven when an LLM provider is configured and a hook is registered
-(`register_llm_expander`, `register_llm_normaliser`); otherwise, and whenever the LLM's answer
-fails validation, the deterministic versions here are used.
-
-`expand_search_terms` builds queries along five axes, each with its own cap, 5-10 in total:
-1. core — drug and disease in title/abstract or as MeSH;
-2. trials — restricted to clinical-trial publication types;
-3. synthesis — systematic reviews and meta-analyses;
-4. mechanism — mechanism of action / pathway;
-5. outcomes — efficacy, survival, response, safety.
-Synonyms from the profile widen the core axis.
+Axes, each with its own cap (`AXIS_CAPS`), 5-10 queries in total:
+- drug_name: the drug with the disease (title/abstract and MeSH), then restricted to trials; beyond its
+  cap only to reach five queries: with outcome words, with the organ, restricted to reviews;
+- synonym: each drug synonym from the profile with the disease;
+- drug_class_organ: the drug's class (ATC descriptions, drug type) with the organ;
+- mechanism_organ: each mechanism of action with the organ;
+- target_gene: the target gene symbols with the disease.
+With an LLM (a `JsonCompleter`), the model proposes organ terms and each axis's terms in
+schema-validated JSON; MedCite writes the queries itself (`pubmed.query.build_query`), so model text
+never becomes query syntax. Without one, rules over the profile, an organ lexicon and the tag
+vocabulary (disease synonyms and MeSH headings) do it. Expansions are cached in the database.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import structlog
-from django.conf import settings
-from django.core.cache import cache
 
-from pubmed.clients import EutilsClient, EutilsError, eutils_client
-from pubmed.query import MAX_QUERY_LENGTH, Concept, QueryError, build_query, check_query_syntax
+from pubmed.models import ScoutCacheKind
+from pubmed.prompts import EXPANSION_SCHEMA, JsonCompleter, checked_reply, expansion_prompt
+from pubmed.query import Concept, QueryError, build_query
+from pubmed.services.scout_cache import scout_cache_get, scout_cache_key, scout_cache_put
 
 logger = structlog.get_logger(__name__)
 
-MIN_RESULTS = 3
-NORMALISER_CACHE_SECONDS = 5 * 24 * 3600
-MIN_QUERIES = 5
-MAX_QUERIES = 10
-AXIS_CAPS = {"core": 3, "trials": 2, "synthesis": 1, "mechanism": 2, "outcomes": 2}
+AXES = ("drug_name", "synonym", "drug_class_organ", "mechanism_organ", "target_gene")
+AXIS_CAPS = {"drug_name": 3, "synonym": 2, "drug_class_organ": 2, "mechanism_organ": 2, "target_gene": 2}
+MIN_QUERIES, MAX_QUERIES = 5, 10
+# The drug-name axis may go past its cap, up to this, only to reach MIN_QUERIES for a bare drug name.
+DRUG_NAME_FILL_CAP = 5
+PROFILE_FIELDS = ("synonyms", "targets", "mechanisms", "atc_codes", "atc_descriptions", "drug_type")
+PROFILE_ITEM_MAX_CHARS, PROFILE_ITEMS_MAX = 200, 20
+DISEASE_SYNONYMS_MAX = 3
+GENERIC_DRUG_TYPES = frozenset(
+    ("protein", "small molecule", "biologic", "biological", "peptide", "antibody", "drug", "compound", "chemical",
+     "vaccine", "gene therapy", "cell therapy", "oligonucleotide", "enzyme")
+)
 
-# Terms too generic to search on their own: broadening never ends on one of these.
-GENERIC_TERMS = frozenset(
-    (
-        "cancer", "cancers", "tumor", "tumors", "tumour", "tumours", "neoplasm", "neoplasms", "disease",
-        "diseases", "disorder", "disorders", "syndrome", "syndromes", "infection", "infections", "condition",
-        "conditions", "pain", "illness", "carcinoma", "lesion", "lesions", "inflammation", "failure",
-        "deficiency", "injury",
-    )
-)
-# Words dropped when a disease name finds too little: stage, course and severity qualifiers.
-_QUALIFIERS = re.compile(
-    r"(?<![\w-])(?:stage\s+[0-4IV]+[abc]?|grade\s+[0-4IV]+|metastatic|advanced|early|late|refractory|relapsed|recurrent|"
-    r"resistant|severe|mild|moderate|chronic|acute|primary|secondary|locally|unresectable|newly\s+diagnosed|"
-    r"treatment[- ]naive|progressive|persistent|adult|pediatric|paediatric|childhood|juvenile)(?![\w-])",
-    re.IGNORECASE,
-)
-ABBREVIATIONS = {
-    "nsclc": "non-small cell lung cancer",
-    "sclc": "small cell lung cancer",
-    "crc": "colorectal cancer",
-    "hcc": "hepatocellular carcinoma",
-    "rcc": "renal cell carcinoma",
-    "aml": "acute myeloid leukemia",
-    "all": "acute lymphoblastic leukemia",
-    "cll": "chronic lymphocytic leukemia",
-    "cml": "chronic myeloid leukemia",
-    "dlbcl": "diffuse large b-cell lymphoma",
-    "mm": "multiple myeloma",
-    "tnbc": "triple-negative breast cancer",
-    "t2d": "type 2 diabetes mellitus",
-    "t2dm": "type 2 diabetes mellitus",
-    "t1d": "type 1 diabetes mellitus",
-    "copd": "chronic obstructive pulmonary disease",
-    "chf": "heart failure",
-    "hf": "heart failure",
-    "hfref": "heart failure with reduced ejection fraction",
-    "cad": "coronary artery disease",
-    "ckd": "chronic kidney disease",
-    "ra": "rheumatoid arthritis",
-    "sle": "systemic lupus erythematosus",
-    "ms": "multiple sclerosis",
-    "ibd": "inflammatory bowel disease",
-    "uc": "ulcerative colitis",
-    "ad": "alzheimer disease",
-    "pd": "parkinson disease",
-    "nash": "nonalcoholic steatohepatitis",
-    "nafld": "non-alcoholic fatty liver disease",
-    "gerd": "gastroesophageal reflux disease",
-    "afib": "atrial fibrillation",
-    "af": "atrial fibrillation",
-    "mi": "myocardial infarction",
-    "htn": "hypertension",
-    "covid": "covid-19",
-    "covid19": "covid-19",
+# Organ → words that name it in a disease name (adjectives and combining forms included).
+ORGANS: dict[str, tuple[str, ...]] = {
+    "lung": ("lung", "pulmonary", "bronch", "nsclc", "sclc", "pleura", "respiratory", "copd", "asthma"),
+    "liver": ("liver", "hepat", "hcc", "cirrho", "biliary", "cholangio", "nash", "nafld"),
+    "breast": ("breast", "mammary", "tnbc"),
+    "colon": ("colon", "colorectal", "rectal", "rectum", "crc", "bowel", "colitis", "crohn", "intestin"),
+    "stomach": ("stomach", "gastric", "gastro"),
+    "pancreas": ("pancrea", "diabet", "t2d", "t1d"),
+    "kidney": ("kidney", "renal", "nephr", "rcc", "ckd"),
+    "bladder": ("bladder", "urothelial"),
+    "prostate": ("prostat",),
+    "ovary": ("ovar",),
+    "uterus": ("uter", "endometri", "cervical", "cervix"),
+    "skin": ("skin", "melanoma", "dermat", "cutaneous", "psoria", "eczema"),
+    "brain": ("brain", "glioma", "glioblastoma", "cerebr", "alzheimer", "parkinson", "dementia", "epilep",
+              "neuro", "multiple sclerosis"),
+    "heart": ("heart", "cardi", "coronary", "myocard", "atrial", "ventric", "hfref", "hfpef"),
+    "blood vessels": ("vascular", "arteri", "hypertension", "thrombo", "embol"),
+    "blood": ("leukemia", "leukaemia", "lymphoma", "myeloma", "anemia", "anaemia", "aml", "cll", "cml", "dlbcl"),
+    "thyroid": ("thyroid",),
+    "joints": ("arthritis", "joint", "gout"),
+    "esophagus": ("esophag", "oesophag", "gerd"),
+    "head and neck": ("head and neck", "oral", "laryn", "pharyn"),
+    "bone": ("bone", "osteo", "sarcoma"),
 }
 
 
-@dataclass(frozen=True)
-class ExpansionProfile:
-    """What is known about the drug and disease beyond their names (all optional)."""
+class ProfileError(ValueError):
+    """A drug profile has unknown keys or values of the wrong type."""
 
-    drug_synonyms: tuple[str, ...] = ()
-    disease_synonyms: tuple[str, ...] = ()
-    drug_class: str = ""
-    mechanism: str = ""
-    population: str = ""
+
+@dataclass(frozen=True)
+class DrugProfile:
+    """What is known about the drug beyond its name; every field optional."""
+
+    synonyms: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()  # target gene symbols, e.g. EGFR
+    mechanisms: tuple[str, ...] = ()  # mechanisms of action
+    atc_codes: tuple[str, ...] = ()
+    atc_descriptions: tuple[str, ...] = ()  # e.g. "protein kinase inhibitors"
+    drug_type: str = ""  # e.g. "small molecule", "monoclonal antibody"
 
     @classmethod
-    def from_value(cls, value: ExpansionProfile | Mapping[str, object] | None) -> ExpansionProfile:
+    def from_value(cls, value: DrugProfile | Mapping[str, Any] | None) -> DrugProfile:
+        """Return the profile from a mapping (JSON), raising ProfileError that says what to fix."""
         if value is None:
             return cls()
-        if isinstance(value, ExpansionProfile):
+        if isinstance(value, DrugProfile):
             return value
-        unknown = set(value) - {"drug_synonyms", "disease_synonyms", "drug_class", "mechanism", "population"}
+        if not isinstance(value, Mapping):
+            raise ProfileError("The drug profile must be a JSON object, e.g. {\"targets\": [\"EGFR\"]}.")
+        unknown = sorted(set(value) - set(PROFILE_FIELDS))
         if unknown:
-            raise ValueError(f"Unknown profile key(s): {', '.join(sorted(unknown))}.")
+            raise ProfileError(
+                f"Unknown drug profile key(s): {', '.join(unknown)}; use {', '.join(PROFILE_FIELDS)}."
+            )
 
         def strings(key: str) -> tuple[str, ...]:
             raw = value.get(key) or ()
-            items = list(raw) if isinstance(raw, Iterable) and not isinstance(raw, str) else [raw]
-            return tuple(" ".join(str(item).split()) for item in items if str(item).strip())
+            if isinstance(raw, str):
+                raw = [raw]
+            if not isinstance(raw, Iterable) or any(not isinstance(item, str) for item in raw):
+                raise ProfileError(f"{key} must be a list of strings.")
+            items = [" ".join(item.split()) for item in raw if item.strip()]
+            if len(items) > PROFILE_ITEMS_MAX:
+                raise ProfileError(f"{key} has {len(items)} entries; give at most {PROFILE_ITEMS_MAX}.")
+            if any(len(item) > PROFILE_ITEM_MAX_CHARS for item in items):
+                raise ProfileError(f"Each {key} entry must be at most {PROFILE_ITEM_MAX_CHARS} characters.")
+            return tuple(dict.fromkeys(items))
 
+        drug_type = value.get("drug_type") or ""
+        if not isinstance(drug_type, str) or len(drug_type) > PROFILE_ITEM_MAX_CHARS:
+            raise ProfileError(f"drug_type must be a string of at most {PROFILE_ITEM_MAX_CHARS} characters.")
         return cls(
-            drug_synonyms=strings("drug_synonyms"),
-            disease_synonyms=strings("disease_synonyms"),
-            drug_class=" ".join(str(value.get("drug_class") or "").split()),
-            mechanism=" ".join(str(value.get("mechanism") or "").split()),
-            population=" ".join(str(value.get("population") or "").split()),
+            synonyms=strings("synonyms"),
+            targets=strings("targets"),
+            mechanisms=strings("mechanisms"),
+            atc_codes=strings("atc_codes"),
+            atc_descriptions=strings("atc_descriptions"),
+            drug_type=" ".join(drug_type.split()),
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+    def is_empty(self) -> bool:
+        return not any(self.to_dict().values())
 
 
 @dataclass(frozen=True)
@@ -133,181 +138,187 @@ class ExpandedQuery:
 
 
 @dataclass(frozen=True)
-class NormalisedDisease:
-    original: str
-    normalised: str
-    count: int | None  # PubMed hits for the normalised name; None when NCBI could not be asked
-    broadened: bool = False
-    source: str = "deterministic"
-    tried: list[str] = field(default_factory=list)
+class Expansion:
+    """The queries a scout runs, the organ terms they used, and who wrote them."""
+
+    queries: list[ExpandedQuery]
+    organ_terms: list[str]
+    source: str  # "llm" | "rules"
+    cached: bool = False
+    note: str = ""
+    per_axis: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queries": [{"axis": q.axis, "query": q.query} for q in self.queries],
+            "organ_terms": self.organ_terms,
+            "source": self.source,
+            "cached": self.cached,
+            "note": self.note,
+            "per_axis": self.per_axis,
+        }
 
 
-LlmExpander = Callable[[str, str, ExpansionProfile], Sequence[tuple[str, str]]]
-LlmNormaliser = Callable[[str], str]
-_llm_expander: LlmExpander | None = None
-_llm_normaliser: LlmNormaliser | None = None
+def organ_terms(disease: str) -> list[str]:
+    """Return the organs a disease name points at, by the organ lexicon (first mention first)."""
+    text = " ".join(disease.split()).lower()
+    found: list[tuple[int, str]] = []
+    for organ, words in ORGANS.items():
+        positions = [m.start() for word in words for m in re.finditer(r"(?<![a-z])" + re.escape(word), text)]
+        if positions:
+            found.append((min(positions), organ))
+    return [organ for _, organ in sorted(found)]
 
 
-def register_llm_expander(expander: LlmExpander | None) -> None:
-    """Use `expander(drug, disease, profile) -> [(axis, query), ...]` when an LLM is configured."""
-    global _llm_expander
-    _llm_expander = expander
+def disease_concept(disease: str, vocabulary: Any | None) -> Concept:
+    """Return the disease as a concept: its name, tag-vocabulary synonyms and MeSH headings."""
+    synonyms, mesh = [disease], [disease]
+    if vocabulary is not None:
+        for code in vocabulary.tags_in(disease, "disease")[:2]:
+            term = vocabulary.terms[code]
+            synonyms.extend([term.label, *term.synonyms])
+            mesh.extend(term.mesh_terms)
+    unique = list(dict.fromkeys(s for s in synonyms if len(s) > 3 or s.isupper()))
+    return Concept(synonyms=unique[: 1 + DISEASE_SYNONYMS_MAX], mesh=list(dict.fromkeys(mesh))[:3])
 
 
-def register_llm_normaliser(normaliser: LlmNormaliser | None) -> None:
-    """Use `normaliser(disease) -> normalised name` when an LLM is configured."""
-    global _llm_normaliser
-    _llm_normaliser = normaliser
-
-
-def _llm_enabled() -> bool:
-    return getattr(settings, "LLM_PROVIDER", "extractive") != "extractive"
-
-
-def deterministic_expansion(*, drug: str, disease: str, profile: ExpansionProfile) -> list[ExpandedQuery]:
-    """Build the five-axis query set without a model."""
-    drug_concept = Concept(synonyms=[drug, *profile.drug_synonyms][:4])
-    disease_concept = Concept(synonyms=[disease, *profile.disease_synonyms][:4])
-
-    def both(*extra: Concept) -> str:
-        return build_query([drug_concept, disease_concept, *extra])
-
-    queries: list[ExpandedQuery] = [
-        ExpandedQuery("core", both()),
-        ExpandedQuery("core", build_query([Concept(mesh=[drug]), Concept(mesh=[disease])])),
-    ]
-    if profile.population:
-        queries.append(ExpandedQuery("core", both(Concept(synonyms=[profile.population]))))
-    queries += [
-        ExpandedQuery("trials", both(Concept(publication_types=["randomized controlled trial", "clinical trial"]))),
-        ExpandedQuery("trials", both(Concept(synonyms=["phase 3", "phase III", "phase 2", "phase II"]))),
-        ExpandedQuery("synthesis", both(Concept(publication_types=["systematic review", "meta-analysis"]))),
-        ExpandedQuery(
-            "mechanism", both(Concept(synonyms=["mechanism", "pathway", "mode of action", "mechanism of action"]))
-        ),
-    ]
-    if profile.mechanism or profile.drug_class:
-        mechanism = Concept(synonyms=[t for t in (profile.mechanism, profile.drug_class) if t])
-        queries.append(ExpandedQuery("mechanism", build_query([mechanism, disease_concept])))
-    queries += [
-        ExpandedQuery("outcomes", both(Concept(synonyms=["efficacy", "survival", "response", "outcome*"]))),
-        ExpandedQuery("outcomes", both(Concept(synonyms=["safety", "adverse", "toxicity"]))),
-    ]
-    return queries
-
-
-def _apply_caps(queries: Sequence[ExpandedQuery]) -> list[ExpandedQuery]:
-    kept: list[ExpandedQuery] = []
-    per_axis: dict[str, int] = {}
-    seen: set[str] = set()
-    for item in queries:
-        if item.axis not in AXIS_CAPS or item.query in seen:
-            continue
-        if per_axis.get(item.axis, 0) >= AXIS_CAPS[item.axis]:
-            continue
-        per_axis[item.axis] = per_axis.get(item.axis, 0) + 1
-        seen.add(item.query)
-        kept.append(item)
-    return kept[:MAX_QUERIES]
-
-
-def _usable_model_query(query: str) -> bool:
-    """Return True if a model-written query is non-empty, within the length cap and balanced."""
-    if not query or len(query) > MAX_QUERY_LENGTH:
-        return False
+def _query(*concepts: Concept) -> str:
     try:
-        check_query_syntax(query)
+        return build_query(list(concepts))
     except QueryError:
-        return False
-    return True
+        return ""
+
+
+def rules_expansion(
+    *, drug: str, disease: str, profile: DrugProfile, vocabulary: Any | None = None
+) -> tuple[list[ExpandedQuery], list[str]]:
+    """Return the candidate queries of every axis (uncapped, in priority order) and the organ terms."""
+    organs = organ_terms(disease)
+    drug_c = Concept(synonyms=[drug], mesh=[drug])
+    disease_c = disease_concept(disease, vocabulary)
+    organ_c = Concept(synonyms=organs[:2])
+    candidates: list[ExpandedQuery] = [
+        ExpandedQuery("drug_name", _query(Concept(synonyms=[drug]), Concept(synonyms=list(disease_c.synonyms)))),
+        ExpandedQuery("drug_name", _query(drug_c, disease_c)),
+        ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
+            publication_types=["randomized controlled trial", "clinical trial"]))),
+    ]
+    candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
+        synonyms=["efficacy", "treatment outcome", "survival", "response"]))))
+    if organs:
+        candidates.append(ExpandedQuery("drug_name", _query(drug_c, organ_c)))
+    candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
+        publication_types=["systematic review", "meta-analysis"]))))
+    candidates += [ExpandedQuery("synonym", _query(Concept(synonyms=[s]), disease_c)) for s in profile.synonyms]
+    # A drug type names a class only when it is specific ("monoclonal antibody", not "protein").
+    specific_type = profile.drug_type and profile.drug_type.lower() not in GENERIC_DRUG_TYPES
+    classes = [*profile.atc_descriptions, *([profile.drug_type] if specific_type else [])]
+    if organs:
+        candidates += [ExpandedQuery("drug_class_organ", _query(Concept(synonyms=[c]), organ_c)) for c in classes]
+        candidates += [
+            ExpandedQuery("mechanism_organ", _query(Concept(synonyms=[m]), organ_c)) for m in profile.mechanisms
+        ]
+    else:  # no organ named: the disease itself stands in for it
+        candidates += [ExpandedQuery("drug_class_organ", _query(Concept(synonyms=[c]), disease_c)) for c in classes]
+        candidates += [
+            ExpandedQuery("mechanism_organ", _query(Concept(synonyms=[m]), disease_c)) for m in profile.mechanisms
+        ]
+    if profile.targets:
+        candidates.append(ExpandedQuery("target_gene", _query(Concept(synonyms=list(profile.targets[:4])), disease_c)))
+        candidates += [ExpandedQuery("target_gene", _query(Concept(synonyms=[t]), disease_c)) for t in profile.targets]
+    return [c for c in candidates if c.query], organs
+
+
+def apply_caps(candidates: Sequence[ExpandedQuery]) -> list[ExpandedQuery]:
+    """Keep candidates in order within each axis's cap, no query twice, at most MAX_QUERIES.
+
+    When that leaves fewer than MIN_QUERIES, further drug-name candidates (up to DRUG_NAME_FILL_CAP)
+    fill the gap. The result is ordered by axis, so every axis is represented before any is cut.
+    """
+    kept: list[ExpandedQuery] = []
+    seen: set[str] = set()
+    per_axis: dict[str, int] = {}
+
+    def take(item: ExpandedQuery, cap: int) -> None:
+        if item.axis in AXIS_CAPS and item.query not in seen and per_axis.get(item.axis, 0) < cap:
+            seen.add(item.query)
+            per_axis[item.axis] = per_axis.get(item.axis, 0) + 1
+            kept.append(item)
+
+    for item in candidates:
+        take(item, AXIS_CAPS.get(item.axis, 0))
+    if len(kept) < MIN_QUERIES:
+        for item in candidates:
+            if item.axis == "drug_name" and len(kept) < MIN_QUERIES:
+                take(item, DRUG_NAME_FILL_CAP)
+    kept.sort(key=lambda item: AXES.index(item.axis))
+    # Trim the most populated axes first so that each axis keeps at least one query.
+    while len(kept) > MAX_QUERIES:
+        counts = {axis: sum(1 for q in kept if q.axis == axis) for axis in AXES}
+        widest = max(AXES, key=lambda axis: (counts[axis], AXES.index(axis)))
+        drop = max(i for i, q in enumerate(kept) if q.axis == widest)
+        kept.pop(drop)
+    return kept
+
+
+def _llm_candidates(
+    *, drug: str, disease: str, profile: DrugProfile, complete: JsonCompleter, vocabulary: Any | None
+) -> tuple[list[ExpandedQuery], list[str]]:
+    reply = checked_reply(complete, expansion_prompt(drug=drug, disease=disease, profile=profile.to_dict()),
+                          EXPANSION_SCHEMA)
+    organs = list(dict.fromkeys(" ".join(o.split()).lower() for o in reply["organ_terms"] if o.strip()))[:4]
+    disease_c = disease_concept(disease, vocabulary)
+    organ_c = Concept(synonyms=organs[:2]) if organs else disease_c
+    candidates: list[ExpandedQuery] = []
+    for item in reply["queries"]:
+        terms = Concept(synonyms=[" ".join(t.split()) for t in item["terms"]])
+        partner = organ_c if item["axis"] in {"drug_class_organ", "mechanism_organ"} else disease_c
+        candidates.append(ExpandedQuery(item["axis"], _query(terms, partner)))
+    return [c for c in candidates if c.query], organs
 
 
 def expand_search_terms(
-    drug: str, disease: str, profile: ExpansionProfile | Mapping[str, object] | None = None
-) -> list[ExpandedQuery]:
-    """Return 5-10 PubMed queries for evidence on `drug` treating `disease`, at most AXIS_CAPS per axis."""
+    *,
+    drug: str,
+    disease: str,
+    profile: DrugProfile | Mapping[str, Any] | None = None,
+    complete: JsonCompleter | None = None,
+    vocabulary: Any | None = None,
+) -> Expansion:
+    """Return the capped five-axis query set for `drug` and `disease`, from the cache when fresh.
+
+    The model's candidates come first when an LLM is given; rules candidates fill any axis it left
+    short, and replace it entirely when its reply fails validation or the call fails.
+    """
     drug, disease = " ".join(drug.split()), " ".join(disease.split())
     if not drug or not disease:
         raise ValueError("Both a drug and a disease are needed to expand search terms.")
-    profile = ExpansionProfile.from_value(profile)
-    if _llm_enabled() and _llm_expander is not None:
+    profile = DrugProfile.from_value(profile)
+    key = scout_cache_key(["expansion", drug, disease, profile.to_dict(), bool(complete)])
+    cached = scout_cache_get(kind=ScoutCacheKind.EXPANSION, key=key)
+    if isinstance(cached, dict):
+        return Expansion(
+            queries=[ExpandedQuery(q["axis"], q["query"]) for q in cached["queries"]],
+            organ_terms=list(cached["organ_terms"]), source=cached["source"], cached=True, note=cached["note"],
+            per_axis={axis: cached["per_axis"].get(axis, 0) for axis in AXES},  # jsonb keeps no key order
+        )
+    rules, organs = rules_expansion(drug=drug, disease=disease, profile=profile, vocabulary=vocabulary)
+    source, note, candidates = "rules", "", rules
+    if complete is not None:
         try:
-            proposed = [ExpandedQuery(str(axis), " ".join(str(query).split()))
-                        for axis, query in _llm_expander(drug, disease, profile)]
-            capped = _apply_caps([q for q in proposed if _usable_model_query(q.query)])
-            if len(capped) >= MIN_QUERIES:
-                return capped
-            logger.warning("llm_expansion_too_few", kept=len(capped))
-        except Exception as exc:  # fall back to the deterministic expansion
-            logger.warning("llm_expansion_failed", error=f"{type(exc).__name__}: {exc}")
-    return _apply_caps(deterministic_expansion(drug=drug, disease=disease, profile=profile))
-
-
-def clean_disease_name(name: str) -> str:
-    """Lower-case, drop possessives and punctuation, and spell out known abbreviations."""
-    text = " ".join(name.split()).strip(" .,;:")
-    text = re.sub(r"(\w)'s\b", r"\1", text)
-    text = re.sub(r"[^\w\s\-/]", " ", text)
-    text = " ".join(text.split()).lower()
-    return ABBREVIATIONS.get(text.replace("-", "").replace(" ", ""), text)
-
-
-def broaden_disease_name(name: str) -> str:
-    """Return `name` without stage/severity/course qualifiers, or '' if that leaves a generic term."""
-    broader = " ".join(_QUALIFIERS.sub(" ", name).split()).strip(" -")
-    if not broader or broader == name or broader in GENERIC_TERMS:
-        return ""
-    return broader
-
-
-def _pubmed_count(term: str, client: EutilsClient) -> int:
-    return client.esearch(build_query([Concept(synonyms=[term], mesh=[term])]), retmax=0).count
-
-
-def normaliser_cache_key(disease: str) -> str:
-    digest = hashlib.sha256(" ".join(disease.split()).lower().encode()).hexdigest()[:32]
-    return f"pubmed:disease-normalised:v1:{digest}"
-
-
-def normalise_disease_name(disease: str, *, client: EutilsClient | None = None) -> NormalisedDisease:
-    """Normalise a disease name and check PubMed knows it (≥ MIN_RESULTS hits), broadening once if not.
-
-    Results are cached for five days. If NCBI cannot be reached the cleaned name is returned with
-    count None (and not cached), so a search can still go ahead.
-    """
-    original = " ".join(disease.split())
-    if not original:
-        raise ValueError("The disease name is empty.")
-    cache_key = normaliser_cache_key(original)
-    cached = cache.get(cache_key)
-    if isinstance(cached, NormalisedDisease):
-        return cached
-    source = "deterministic"
-    candidate = clean_disease_name(original)
-    if _llm_enabled() and _llm_normaliser is not None:
-        try:
-            proposed = clean_disease_name(str(_llm_normaliser(original)))
-            if proposed and proposed not in GENERIC_TERMS and len(proposed) <= 200:
-                candidate, source = proposed, "llm"
-        except Exception as exc:
-            logger.warning("llm_normalise_failed", error=f"{type(exc).__name__}: {exc}")
-    client = client or eutils_client()
-    tried = [candidate]
-    try:
-        count = _pubmed_count(candidate, client)
-        result = NormalisedDisease(original=original, normalised=candidate, count=count, source=source, tried=tried)
-        if count < MIN_RESULTS:
-            broader = broaden_disease_name(candidate)
-            if broader:
-                tried.append(broader)
-                broader_count = _pubmed_count(broader, client)
-                if broader_count > count:
-                    result = NormalisedDisease(
-                        original=original, normalised=broader, count=broader_count, broadened=True,
-                        source=source, tried=tried,
-                    )
-    except EutilsError as exc:
-        logger.warning("disease_normalise_unverified", disease=original, error=str(exc))
-        return NormalisedDisease(original=original, normalised=candidate, count=None, source=source, tried=tried)
-    cache.set(cache_key, result, NORMALISER_CACHE_SECONDS)
-    return result
+            proposed, model_organs = _llm_candidates(
+                drug=drug, disease=disease, profile=profile, complete=complete, vocabulary=vocabulary
+            )
+            candidates, source = proposed + rules, "llm"
+            organs = model_organs or organs
+        except Exception as exc:  # the rules expansion stands in for the model's
+            note = f"LLM expansion not used ({type(exc).__name__}: {exc}); rules used instead."
+            logger.warning("scout_llm_expansion_failed", error=f"{type(exc).__name__}: {exc}")
+    queries = apply_caps(candidates)
+    per_axis = {axis: sum(1 for q in queries if q.axis == axis) for axis in AXES}
+    expansion = Expansion(queries=queries, organ_terms=organs, source=source, note=note, per_axis=per_axis)
+    if not note:  # a failed model call is not remembered: the next run asks again
+        scout_cache_put(
+            kind=ScoutCacheKind.EXPANSION, key=key, label=f"{drug} / {disease}", value=expansion.to_dict()
+        )
+    return expansion

@@ -1,32 +1,33 @@
-"""Rerank the top retrieved chunks down to k.
+"""Rerank retrieved hits down to k: LLM scores, a local cross-encoder, or the lexical reranker.
 
-The default reranker needs no model: it blends the fused retrieval rank with how much of the
-query (IDF-weighted over the candidates, title matches counting extra) each hit covers. When an
-LLM provider is configured and an LLM reranker is registered (`register_llm_reranker`, or the
-dotted path in `PUBMED_LLM_RERANKER`), that reranker orders the candidates instead; its answer is
-checked (only candidate PMIDs, no duplicates) and any failure falls back to the default.
+`rerank_hits` picks the reranker and reports which one ran:
+- "llm" when a `JsonCompleter` is given: the model scores every candidate 0-10 in schema-validated
+  JSON; candidates it left unscored keep their retrieval order after the scored ones;
+- "cross-encoder" when `RERANKER_MODEL` names a local sentence-transformers cross-encoder directory;
+- "lexical" otherwise, and whenever the chosen reranker fails: the fused retrieval rank blended
+  with IDF-weighted query coverage (title matches counting extra), no model needed.
+Hybrid search calls it without a completer (no LLM call per search); the Evidence Scout passes the
+configured LLM's completer when there is one.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from django.conf import settings
-from django.utils.module_loading import import_string
+
+from pubmed.prompts import RERANK_SCHEMA, JsonCompleter, checked_reply, rerank_prompt
 
 if TYPE_CHECKING:
     from pubmed.services.search import ChunkHit
 
 logger = structlog.get_logger(__name__)
-
-LlmReranker = Callable[[str, Sequence["ChunkHit"]], Sequence[str]]
-"""Given the query and candidate hits, return PMIDs best first (a subset or permutation)."""
-
-_registered: LlmReranker | None = None
 
 # Weight of query coverage against the retrieval rank prior in the default reranker.
 COVERAGE_WEIGHT = 0.5
@@ -42,21 +43,6 @@ _STOPWORDS = frozenset(
         "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
     )
 )
-
-
-def register_llm_reranker(reranker: LlmReranker | None) -> None:
-    """Use `reranker` whenever an LLM provider is configured (None unregisters it)."""
-    global _registered
-    _registered = reranker
-
-
-def _llm_reranker() -> LlmReranker | None:
-    if getattr(settings, "LLM_PROVIDER", "extractive") == "extractive":
-        return None
-    if _registered is not None:
-        return _registered
-    path = getattr(settings, "PUBMED_LLM_RERANKER", "")
-    return import_string(path) if path else None
 
 
 def _terms(text: str) -> list[str]:
@@ -87,21 +73,70 @@ def lexical_rerank(*, query: str, hits: Sequence[ChunkHit], k: int) -> list[Chun
     return [hit for _, _, hit in scored[:k]]
 
 
-def rerank_hits(*, query: str, hits: Sequence[ChunkHit], k: int) -> list[ChunkHit]:
-    """Return the k best of `hits` for `query`: LLM reranker if configured, else `lexical_rerank`."""
-    reranker = _llm_reranker()
-    if reranker is None:
-        return lexical_rerank(query=query, hits=hits, k=k)
-    try:
-        order = [str(pmid) for pmid in reranker(query, hits)]
-    except Exception as exc:  # the LLM is an optional improvement; retrieval must not fail with it
-        logger.warning("llm_rerank_failed", error=f"{type(exc).__name__}: {exc}")
-        return lexical_rerank(query=query, hits=hits, k=k)
-    by_pmid = {hit.pmid: hit for hit in hits}
-    ranked: list[ChunkHit] = []
-    for pmid in order:
-        hit = by_pmid.pop(pmid, None)  # unknown or repeated PMIDs from the model are ignored
-        if hit is not None:
-            ranked.append(hit)
-    ranked.extend(hit for hit in hits if hit.pmid in by_pmid)
+@dataclass(frozen=True)
+class RerankOutcome:
+    """The reranked hits, which reranker ordered them, and why a better one did not (if it did not)."""
+
+    hits: list[ChunkHit]
+    method: str  # "llm" | "cross-encoder" | "lexical"
+    note: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def _order_by_scores(hits: Sequence[ChunkHit], scores: dict[str, float], k: int) -> list[ChunkHit]:
+    """Scored hits best first (ties keep retrieval order), then unscored hits in retrieval order."""
+    ranked = sorted((hit for hit in hits if hit.pmid in scores), key=lambda hit: -scores[hit.pmid])
+    ranked += [hit for hit in hits if hit.pmid not in scores]
     return ranked[:k]
+
+
+def llm_scores(*, query: str, hits: Sequence[ChunkHit], complete: JsonCompleter) -> dict[str, float]:
+    """Return the model's 0-10 score per candidate PMID; PMIDs it invented or repeated are ignored."""
+    records = [(hit.pmid, hit.title, hit.text) for hit in hits]
+    reply = checked_reply(complete, rerank_prompt(query=query, records=records), RERANK_SCHEMA)
+    candidates = {hit.pmid for hit in hits}
+    scores: dict[str, float] = {}
+    for item in reply["scores"]:
+        if item["pmid"] in candidates and item["pmid"] not in scores:
+            scores[item["pmid"]] = float(item["score"])
+    if not scores:
+        raise ValueError("the model scored none of the candidates")
+    return scores
+
+
+@cache
+def _cross_encoder(path: str) -> Any:
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(path, device=str(getattr(settings, "EMBEDDING_DEVICE", "cpu")), local_files_only=True)
+
+
+def cross_encoder_scores(*, query: str, hits: Sequence[ChunkHit], model_path: str) -> dict[str, float]:
+    """Return the local cross-encoder's score for (query, title + passage) of each hit."""
+    model = _cross_encoder(model_path)
+    pairs = [(query, f"{hit.title} {hit.text}".strip()) for hit in hits]
+    values = model.predict(pairs, show_progress_bar=False)
+    return {hit.pmid: float(value) for hit, value in zip(hits, values, strict=True)}
+
+
+def rerank_hits(
+    *, query: str, hits: Sequence[ChunkHit], k: int, complete: JsonCompleter | None = None
+) -> RerankOutcome:
+    """Return the k best of `hits` for `query` and the reranker that chose them (see the module docstring)."""
+    model_path = str(getattr(settings, "RERANKER_MODEL", "") or "")
+    note = ""
+    if complete is not None and hits:
+        try:
+            scores = llm_scores(query=query, hits=hits, complete=complete)
+            return RerankOutcome(_order_by_scores(hits, scores, k), "llm", scores=scores)
+        except Exception as exc:  # an optional improvement: ranking must not fail with it
+            note = f"LLM reranker failed ({type(exc).__name__}: {exc})"
+            logger.warning("llm_rerank_failed", error=f"{type(exc).__name__}: {exc}")
+    if model_path and hits:
+        try:
+            scores = cross_encoder_scores(query=query, hits=hits, model_path=model_path)
+            return RerankOutcome(_order_by_scores(hits, scores, k), "cross-encoder", note=note, scores=scores)
+        except Exception as exc:
+            note = "; ".join(filter(None, [note, f"cross-encoder failed ({type(exc).__name__}: {exc})"]))
+            logger.warning("cross_encoder_rerank_failed", error=f"{type(exc).__name__}: {exc}")
+    return RerankOutcome(lexical_rerank(query=query, hits=hits, k=k), "lexical", note=note)

@@ -2,8 +2,8 @@
 
 Hybrid search ranks chunks both ways, collapses each ranking to abstracts (an abstract's score is
 that of its best chunk), fuses the two abstract rankings and returns each abstract's best chunk.
-The top `RERANK_DEPTH` are then reranked by the model-free lexical reranker
-(`pubmed/services/rerank.py`) down to k.
+The top `RERANK_DEPTH` are then reranked down to k by `pubmed.services.rerank.rerank_hits` without an
+LLM: the local cross-encoder when `RERANKER_MODEL` is set, else the model-free lexical reranker.
 
 Fusion is a convex combination of per-query min-max-normalised scores (`VECTOR_WEIGHT` for cosine
 similarity, the rest for ts_rank); weighted reciprocal rank fusion is kept as `fuse_rankings`.
@@ -28,7 +28,7 @@ RERANK_DEPTH = 20
 HNSW_EF_SEARCH = 100
 # Full-text candidates: chunks holding the query's rarest words, about this many at most.
 FTS_CANDIDATE_BUDGET = 1000
-# The therapeutic framing used for drug/disease questions (DESIGN.md §3, issue 3).
+# The Evidence Scout's retrieval query for a drug/disease pair.
 THERAPEUTIC_FRAMING = (
     "Evidence for {drug} as a treatment for {disease}, including clinical trials, efficacy data, "
     "and mechanism of action"
@@ -57,6 +57,7 @@ class ChunkHit:
 class SearchFilters:
     mesh_include: tuple[str, ...] = ()
     mesh_exclude: tuple[str, ...] = ()
+    pmids: tuple[str, ...] | None = None  # only these abstracts (None: all)
     year_from: int | None = None
     year_to: int | None = None
 
@@ -70,6 +71,9 @@ class SearchFilters:
         if self.mesh_exclude:
             clauses.append("NOT EXISTS (SELECT 1 FROM unnest(a.mesh_terms) m WHERE lower(m) = ANY(%s))")
             params.append([term.lower() for term in self.mesh_exclude])
+        if self.pmids is not None:
+            clauses.append("a.pmid = ANY(%s)")
+            params.append(list(self.pmids))
         if self.year_from is not None:
             clauses.append("a.year >= %s")
             params.append(self.year_from)
@@ -334,4 +338,4 @@ def hybrid_search(
     from pubmed.services.rerank import rerank_hits
 
     candidates = _hits(fused[: max(RERANK_DEPTH, k)])
-    return rerank_hits(query=query, hits=candidates, k=k)
+    return rerank_hits(query=query, hits=candidates, k=k).hits

@@ -12,6 +12,7 @@ from config.inputs import parse_ascii_int
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
+from pubmed.models import TablizerSnapshot
 from pubmed.selectors import abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
 from pubmed.services.snapshots import snapshots_compare
 from pubmed.services.tablizer import PUBMED_REFUSED_MESSAGE, PUBMED_UNREACHABLE_MESSAGE, tablizer_search
@@ -81,6 +82,16 @@ def compare_ids(state: str) -> tuple[int, int] | None:
     return None
 
 
+def compared_snapshots(*, user: Any, ids: tuple[int, int] | None) -> tuple[TablizerSnapshot, TablizerSnapshot] | None:
+    """Return the user's two snapshots of compare mode, or None unless both ids name one of theirs."""
+    if ids is None:
+        return None
+    first, second = (snapshot_get(user=user, snapshot_id=pk) for pk in ids)
+    if first is None or second is None:
+        return None
+    return first, second
+
+
 def state_query(data: dict[str, Any], *, compare: tuple[int, int] | None = None) -> str:
     """Return the Tablizer query string of cleaned form data (and compare mode)."""
     keys = ("q", "year_from", "year_to", "n", "sort", "dir")
@@ -137,14 +148,14 @@ def build_context(*, state: str, user: Any) -> PageContext:
     page = page_get(PAGE)
     data = parse_state(state)
     ids = compare_ids(state)
-    snapshots = {pk: snapshot_get(user=user, snapshot_id=pk) for pk in ids} if ids else {}
-    compare = ids if ids and all(snapshots.values()) else None
+    snapshots = compared_snapshots(user=user, ids=ids)
+    compare = ids if snapshots else None
     context = PageContext(
         page=page, state=state_query(data, compare=compare), searched=bool(data) or compare is not None
     )
     translation = ""
-    if compare:
-        comparison = snapshots_compare(a=snapshots[compare[0]], b=snapshots[compare[1]])
+    if snapshots:
+        comparison = snapshots_compare(a=snapshots[0], b=snapshots[1])
         context.items = _compare_items(comparison)
         context.details["comparison"] = comparison
     elif data:

@@ -55,7 +55,7 @@ def _is_topic(phrase: str) -> bool:
     return any(word.lower() not in STOPWORDS and word.lower() not in REQUEST_WORDS for word in phrase.split())
 
 
-def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, object] | None:
+def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, str | list[str]] | None:
     """Return `trial_search_suggestion` data parsed from a request, or None if it names nothing to search for."""
     request = RequestText(text)
     phases: list[str] = []
@@ -70,10 +70,10 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, object
                 if value not in statuses:
                     statuses.append(value)
     sponsor = ""
-    match = _SPONSOR.search(text)
-    if match and request.free(*match.span()):
-        sponsor = match.group("value").strip(" ,")
-        request.take(*match.span())
+    sponsor_match = _SPONSOR.search(text)
+    if sponsor_match and request.free(*sponsor_match.span()):
+        sponsor = sponsor_match.group("value").strip(" ,")
+        request.take(*sponsor_match.span())
     conditions: list[str] = []
     covered: set[str] = set()
     for tag_match in vocabulary.matches(text):
@@ -100,23 +100,26 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, object
         residual = " ".join(free_terms(request.remaining()))
         if residual:
             conditions.append(residual)
-    data: dict[str, object] = {}
+    data: dict[str, str | list[str]] = {}
     condition = " AND ".join(dict.fromkeys(conditions))
     if condition:
         data["condition"] = condition
     if intervention:
         data["intervention"] = intervention
+    # Ordered as the API lists them, whatever order the request named them in.
+    phases = [phase for phase in PHASES if phase in phases]
+    statuses = [status for status in SEARCHABLE_STATUSES if status in statuses]
     if phases:
-        data["phase"] = [phase for phase in PHASES if phase in phases]
+        data["phase"] = phases
     if statuses:
-        data["status"] = [status for status in SEARCHABLE_STATUSES if status in statuses]
+        data["status"] = statuses
     if sponsor:
         data["sponsor"] = sponsor
     if not data:
         return None
     described = []
-    if data.get("phase"):
-        described.append("/".join(PHASES[phase] for phase in data["phase"]).lower())  # type: ignore[union-attr]
+    if phases:
+        described.append("/".join(PHASES[phase] for phase in phases).lower())
     described.append("trials")
     if intervention:
         described.append(f"of {intervention}")
@@ -124,8 +127,8 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, object
         described.append(f"in {condition}")
     if sponsor:
         described.append(f"sponsored by {sponsor}")
-    if data.get("status"):
-        labels = [SEARCHABLE_STATUSES[status].lower() for status in data["status"]]  # type: ignore[union-attr]
+    if statuses:
+        labels = [SEARCHABLE_STATUSES[status].lower() for status in statuses]
         described.append("that are " + " or ".join(labels))
     data["explanation"] = "Searches ClinicalTrials.gov for " + " ".join(described) + "."
     return data

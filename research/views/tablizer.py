@@ -27,7 +27,8 @@ from pubmed.services.tablizer import (
 )
 from research.charts import year_histogram
 from research.page import research_context
-from research.pages.tablizer import compare_ids, parse_state, state_query
+from research.pages.tablizer import compare_ids, compared_snapshots, parse_state, state_query
+from research.views.htmx import htmx_reload, is_htmx
 
 logger = structlog.get_logger(__name__)
 
@@ -71,7 +72,7 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             )
     elif form.is_bound and not form.is_valid():
         for error in form.non_field_errors():
-            messages.error(request, error)
+            messages.error(request, str(error))
         for field in form:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
@@ -82,14 +83,21 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"{name} must be the number of one of your snapshots (digits 0-9), got {value!r}.")
             status = 400
     context.update(_research(request, searched=searched, rows=rows))
+    result = context["result"]
+    if is_htmx(request) and result is not None and not result.from_local_store and not context["comparison"]:
+        # "Load more" asked for n rows: answer with the longer results, focusing the first row it added.
+        context["first_new"] = max(searched["n"] - PAGE_ROWS, 0)
+        return render(request, "research/_tablizer_more.html", context)
+    if is_htmx(request):  # the search failed, fell back to the local store or changed: the page shows why
+        return htmx_reload(request)
     return render(request, "research/tablizer.html", context, status=status)
 
 
 def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abstract]) -> dict[str, Any]:
     """Return the snapshots, compare mode, histogram, chat tray and AI columns of the Tablizer page."""
     ids = compare_ids(request.GET.urlencode())
-    chosen = [snapshot_get(user=request.user, snapshot_id=pk) for pk in ids] if ids else []
-    comparison = snapshots_compare(a=chosen[0], b=chosen[1]) if ids and all(chosen) else None  # type: ignore[arg-type]
+    chosen = compared_snapshots(user=request.user, ids=ids)
+    comparison = snapshots_compare(a=chosen[0], b=chosen[1]) if chosen else None
     groups: list[tuple[str, str, list[Abstract]]] = []
     if comparison is not None:
         groups = [

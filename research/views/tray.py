@@ -1,8 +1,8 @@
-"""Tray and AI-column endpoints of the research pages; each works as a form post (redirect) and as JSON/SSE.
+"""Tray and AI-column endpoints of the research pages: form posts (redirect), htmx partials, JSON and SSE.
 
-Requests asking for JSON (`Accept: application/json`) get JSON, with errors as
-`{"error": {"code", "message"}}`; plain form posts are redirected back to the page with a message,
-so everything also works without JavaScript.
+htmx requests (`HX-Request`) get the HTML partial the page swaps in; requests asking for JSON
+(`Accept: application/json`) get JSON, with errors as `{"error": {"code", "message"}}`; plain form
+posts are redirected back to the page with a message, so everything also works without JavaScript.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
@@ -29,9 +29,11 @@ from research.ai_columns import (
     check_ai_column,
     run_status,
 )
+from research.page import run_cells
 from research.registries import PAGES, Page, UnknownPage, page_get
 from research.reply import tray_reply, tray_reply_events
 from research.suggestions import PayloadDecisionError, page_url, payload_decide
+from research.views.htmx import is_htmx
 
 STATE_MAX_CHARS = 4000
 
@@ -54,7 +56,8 @@ def _wants_json(request: HttpRequest) -> bool:
 
 
 def _error(request: HttpRequest, *, code: str, message: str, status: int, back: str) -> HttpResponse:
-    if _wants_json(request) or wants_stream(request):
+    # An htmx request must not follow a redirect to a whole page that it would swap into a card.
+    if _wants_json(request) or wants_stream(request) or is_htmx(request):
         return JsonResponse({"error": {"code": code, "message": message}}, status=status)
     messages.error(request, message)
     return redirect(back)
@@ -68,7 +71,7 @@ def _validation_message(exc: ValidationError) -> str:
 
 @login_required
 @require_POST
-def tray_ask(request: HttpRequest, page: str) -> HttpResponse:
+def tray_ask(request: HttpRequest, page: str) -> HttpResponseBase:
     """Ask the tray of `page` a question about the page; streamed with `?stream=1`."""
     research_page = _page(page)
     state = _state(request)
@@ -133,7 +136,23 @@ def payload_decision(request: HttpRequest, message_id: int, payload_id: str, dec
             user=request.user, message=message, payload_id=payload_id, decision=decision, state=state
         )
     except PayloadDecisionError as exc:
+        card = next((p for p in message.extras.get("payloads", []) if p.get("id") == payload_id), None)
+        if is_htmx(request) and card is not None:
+            context = {"message": message, "payload": card, "page_state": state, "payload_error": exc.message}
+            return render(request, "research/_payload_card.html", context, status=exc.status)
         return _error(request, code=exc.code, message=exc.message, status=exc.status, back=back)
+    if is_htmx(request):
+        context = {
+            "message": message,
+            "payload": outcome.payload,
+            "page_state": state,
+            "announcement": "Suggestion accepted." if decision == "accept" else "Suggestion dismissed.",
+        }
+        response = render(request, "research/_payload_decided.html", context)
+        if decision == "accept":
+            # The accepted search or column shows on the page it leads to, so the browser goes there.
+            response["HX-Redirect"] = outcome.redirect
+        return response
     if _wants_json(request):
         body: dict[str, Any] = {"payload": outcome.payload, "redirect": outcome.redirect}
         if outcome.column is not None:
@@ -210,7 +229,11 @@ def ai_column_remove(request: HttpRequest, column_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def ai_column_run(request: HttpRequest, run_id: str) -> JsonResponse:
-    """Return a run's progress and the answers of its rows (polled by the progress bar)."""
+def ai_column_run(request: HttpRequest, run_id: str) -> HttpResponse:
+    """Return a run's progress and the answers of its rows (polled by the progress bar) as HTML or JSON."""
     run = selectors.ai_column_run_get(user=request.user, run_id=run_id)
-    return JsonResponse(run_status(run=run, results=list(selectors.ai_column_run_results(run=run))))
+    results = list(selectors.ai_column_run_results(run=run))
+    if is_htmx(request):
+        context = {"run": run, "column": run.column, "cells": run_cells(run=run, results=results)}
+        return render(request, "research/_ai_run.html", context)
+    return JsonResponse(run_status(run=run, results=results))

@@ -53,24 +53,73 @@
     return node;
   }
 
-  /* Append the asked question and a pending answer (progress line + streamed preview) to `thread`;
-     return {pending, progress, preview}. */
-  function appendPendingTurn(thread, question, progressText, previewTestId) {
+  /* Stream one question-and-answer turn into `options.thread`: the asked question, then a pending
+     answer that shows progress and the screened preview until the server's rendered answer replaces it.
+     options: form, thread, question, progressText, previewTestId, announce(text), endedEarly (message),
+     onMeta(data) and onDone(data) for what differs between the chat page and the trays. */
+  function streamTurn(options) {
+    var form = options.form;
+    var button = form.querySelector("button[type=submit]");
     var asked = element("article", "chat-turn user");
-    asked.appendChild(element("p", "chat-question", question));
+    asked.appendChild(element("p", "chat-question", options.question));
     var pending = element("article", "chat-turn assistant pending");
     pending.setAttribute("aria-busy", "true");
-    var progress = element("p", "chat-progress muted", progressText);
+    var progress = element("p", "chat-progress muted", options.progressText);
     var preview = element("div", "chat-answer chat-preview");
-    preview.setAttribute("data-testid", previewTestId);
+    preview.setAttribute("data-testid", options.previewTestId);
     pending.appendChild(progress);
     pending.appendChild(preview);
-    thread.appendChild(asked);
-    thread.appendChild(pending);
-    return { pending: pending, progress: progress, preview: preview };
+    options.thread.appendChild(asked);
+    options.thread.appendChild(pending);
+    pending.scrollIntoView({ block: "nearest" });
+    var body = new FormData(form);
+    form.querySelector("textarea[name=question]").value = "";
+    button.disabled = true;
+    var finished = false;
+
+    function fail(message) {
+      finished = true;
+      pending.classList.remove("pending");
+      pending.removeAttribute("aria-busy");
+      var note = element("p", "chat-notice", message);
+      note.setAttribute("role", "alert");
+      pending.appendChild(note);
+      options.announce(message);
+    }
+
+    function handle(item) {
+      if (!item) { return; }
+      var data = item.data;
+      if (item.name === "meta") {
+        options.onMeta(data);
+      } else if (item.name === "status") {
+        progress.textContent = data.message + "…";
+      } else if (item.name === "delta") {
+        preview.textContent += data.text;
+      } else if (item.name === "reset") {
+        preview.textContent = "";
+      } else if (item.name === "done") {
+        finished = true;
+        var holder = document.createElement("div");
+        holder.innerHTML = data.html;  // rendered and sanitised by the server
+        var answer = holder.firstElementChild;
+        if (answer) { pending.replaceWith(answer); } else { pending.remove(); }
+        options.onDone(data);
+      } else if (item.name === "error") {
+        fail(data.message);
+      }
+    }
+
+    var csrf = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return postEventStream(form.action + "?stream=1", body, csrf ? csrf.value : "", handle).then(function () {
+      if (!finished) { fail(options.endedEarly); }
+    }).catch(function (error) {
+      fail(error.message || "The question could not be sent.");
+    }).then(function () {
+      button.disabled = false;
+    });
   }
 
   window.MedCite = window.MedCite || {};
-  window.MedCite.postEventStream = postEventStream;
-  window.MedCite.appendPendingTurn = appendPendingTurn;
+  window.MedCite.streamTurn = streamTurn;
 })();

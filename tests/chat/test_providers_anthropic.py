@@ -1,10 +1,13 @@
 """The Anthropic provider against a fake Messages API that misbehaves in every way we have seen."""
 
 import logging
+import re
 
 import pytest
+from django.urls import reverse
 
 from chat.pipeline import DeltaEvent, DoneEvent, ResetEvent, answer_events, answer_question
+from chat.services.conversations import AnswerSaved, conversation_create, conversation_reply_events
 from chat.tools import TOOLS
 from tests.chat.fakes import Garbage, HttpError, Reply, StreamError, Text, ToolUse
 
@@ -155,6 +158,58 @@ def test_streamed_preview_never_shows_a_fabricated_identifier(library, fake_anth
     assert "99999999" not in preview
     # The preview shows only what its own citation supports: no fabricated identifier, no unsupported claim.
     assert preview == "The US guideline revises advice on oral anticoagulation for atrial fibrillation [1]. "
+
+
+DISGUISED = [
+    "pubmed.ncbi.nlm.nih.gov/99999992",
+    "www.ncbi.nlm.nih.gov/pubmed/99999993",
+    "PubMed 99999994",
+    "The PMID is 99999998",
+    "NCT-99999995",
+    "ISRCTN99999996",
+    "europepmc.org/article/MED/99999997",
+    "https://www.bing.com/search?q=apixaban",
+    "DOI: 10.9999 / zqfake",
+    "PMID 9999 9991",
+    "PMID 9999\u200b9990",
+    "[NEJM](https://evil.example/nejm)",
+]
+
+
+def test_disguised_identifiers_and_foreign_links_never_reach_the_stream_or_the_stored_message(
+    library, fake_anthropic, llm_settings, user, client
+):
+
+    body = " ".join(f"Apixaban was studied in dialysis ({form})." for form in DISGUISED)
+    fake_anthropic.script(
+        Reply(
+            [
+                Text(
+                    f"{body} The US guideline revises advice on oral anticoagulation for atrial fibrillation "
+                    f"(https://pubmed.ncbi.nlm.nih.gov/{AF_GUIDELINE}/)."
+                )
+            ]
+        )
+    )
+    conversation = conversation_create(user=user)
+    stream = list(conversation_reply_events(conversation=conversation, text=QUESTION, settings=llm_settings()))
+    preview = "".join(event.text for event in stream if isinstance(event, DeltaEvent))
+    stored = next(event.message for event in stream if isinstance(event, AnswerSaved))
+    client.force_login(user)
+    page = client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+    page = page.split('class="chat-thread"', 1)[-1]
+    shown_to_reader = [preview, stored.content, str(stored.extras["claims_removed"]), str(stored.extras["claims"])]
+    for shown in [*shown_to_reader, str(stored.extras["references"]), page]:
+        folded = shown.replace(" ", "").replace("\u200b", "").lower()
+        for needle in ("9999999", "99999990", "99999991", "zqfake", "evil.example", "bing", "europepmc"):
+            assert needle not in folded, (needle, shown)
+    for shown in shown_to_reader:
+        assert "http" not in shown and "www." not in shown, shown
+    links = re.findall(r'href="(https?://[^"/]+)', page)
+    assert links and set(links) <= {"https://pubmed.ncbi.nlm.nih.gov", "https://doi.org", "https://clinicaltrials.gov"}
+    assert stored.content == "The US guideline revises advice on oral anticoagulation for atrial fibrillation [1]."
+    assert [reference["pmid"] for reference in stored.extras["references"]] == [AF_GUIDELINE]
+    assert len(stored.extras["removed"]) == len(DISGUISED)
 
 
 def test_named_studies_without_identifiers_get_verified_ones(library, fake_anthropic, llm_settings):

@@ -69,6 +69,24 @@ def test_search_pubmed_returns_real_records_as_citable_sources(eutils, eutils_re
 
 
 @pytest.mark.django_db
+def test_search_pubmed_reuses_the_shared_esearch_cache(eutils, eutils_recording, esearch_for):
+    from pubmed.models import EsearchCacheEntry
+
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(
+        esearch_for(["34313350", "27078154"]), content_type="application/json"
+    )
+    eutils.expect_request("/entrez/eutils/esummary.fcgi").respond_with_data(
+        eutils_recording("yeliztli/esummary_pubmed_json_34313350_27078154.json"), content_type="application/json"
+    )
+    for call in ("toolu_1", "toolu_2"):
+        result = run_tool(call_id=call, name="search_pubmed", arguments={"query": "APOE lipids", "max_results": 2})
+        assert [source.doc_id for source in result.sources] == ["pmid:34313350", "pmid:27078154"]
+    searches = [request for request, _ in eutils.log if request.path.endswith("esearch.fcgi")]
+    assert len(searches) == 1
+    assert EsearchCacheEntry.objects.get().pmids == ["34313350", "27078154"]
+
+
+@pytest.mark.django_db
 def test_search_pubmed_caps_results_at_the_configured_maximum(eutils, esearch_for):
     eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(
         esearch_for([]), content_type="application/json"

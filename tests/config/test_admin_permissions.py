@@ -36,7 +36,8 @@ from evidence.models import (
     Study,
     Tag,
 )
-from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, SearchQuery
+from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, ScoutCacheEntry, ScoutCacheKind, SearchQuery
+from research.models import ScoutRun
 from tests.evidence.factories import GuidanceItemFactory, StudyFactory
 from tests.factories import UserFactory
 from tests.trials.factories import TrialFactory
@@ -95,6 +96,11 @@ def rows(settings: Any, tmp_path: Any) -> dict[type[models.Model], models.Model]
             key="k" * 64, term="af", count=0, expires_at=timezone.now() + timedelta(days=1)
         ),
         Ingestion.objects.create(queries=["af"]),
+        ScoutCacheEntry.objects.create(
+            kind=ScoutCacheKind.values[0], key="s" * 64, label="gefitinib", value={},
+            expires_at=timezone.now() + timedelta(days=1),
+        ),
+        ScoutRun.objects.create(user=owner, drug="gefitinib", disease="lung cancer", max_pmids=20),
         TrialFactory(),
         Conversation.objects.create(user=owner, title="A conversation"),
         Token.objects.create(user=owner),

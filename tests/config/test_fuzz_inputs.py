@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chat.models import Conversation, ConversationApp, Message, MessageRole
-from research.models import AIColumnRun
+from research.models import AIColumnRun, ScoutRun, ScoutRunStatus
 from tests.chat.conftest import _eutils_server, esearch_for, eutils, eutils_recording  # noqa: F401
 from tests.evidence.factories import StudyFactory
 from tests.factories import UserFactory
@@ -67,6 +67,8 @@ STUDY_FIELDS = ("study_name", "pmid", "doi", "nct_number", "title", "key_finding
                 "evidence_strength", "kind", "publication_year", "url", "aliases")
 TRIAL_SEARCH = ("condition", "intervention", "sponsor", "q", "phase", "status", "sort", "page_token", "page_size")
 TABLIZER = ("q", "year_from", "year_to", "n", "sort", "dir", "compare_a", "compare_b", "conversation")
+SCOUT_FORM = ("drug", "disease", "synonyms", "targets", "mechanisms", "atc_codes", "atc_descriptions", "drug_type",
+              "profile_json", "previous_profile")
 STREAM = {"HTTP_ACCEPT": "text/event-stream"}
 AS_JSON = {"HTTP_ACCEPT": "application/json"}
 
@@ -112,6 +114,12 @@ CALLS: dict[str, list[Call]] = {
     "chat:conversation": [Call("get")],
     "chat:message-new": [Call("post", ("question",))],
     "media": [Call("get")],
+    "research:scout": [Call("get"), Call("post", SCOUT_FORM)],
+    "research:scout-run": [Call("get")],
+    "research:scout-resume": [Call("post")],
+    "research-api-scout": [Call("get"), Call("post", ("drug", "disease", "profile", "max_pmids"), json=True)],
+    "research-api-scout-detail": [Call("get")],
+    "research-api-scout-resume": [Call("post", json=True)],
 }
 
 
@@ -163,10 +171,13 @@ def world(
     message = Message.objects.create(conversation=conversation, role=MessageRole.ASSISTANT, content="Hello.")
     column = AIColumnFactory(user=curator, page=ConversationApp.TABLIZER)
     run = AIColumnRun.objects.create(column=column, item_ids=["22663011"], total=1)
+    scout = ScoutRun.objects.create(
+        user=curator, drug="gefitinib", disease="lung cancer", max_pmids=20, status=ScoutRunStatus.FAILED
+    )
     return {
         "user": curator,
         "int": [StudyFactory().pk, conversation.pk, message.pk, column.pk, 0, 2**63, 10**30],
-        "uuid": [str(run.pk), str(uuid.uuid4())],
+        "uuid": [str(run.pk), str(scout.pk), str(uuid.uuid4())],
     }
 
 

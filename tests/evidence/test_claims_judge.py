@@ -90,6 +90,10 @@ def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
         ("Two-year recurrence-free survival was 93.5% in 294 patients with ctDNA guidance.", [DYNAMIC],
          "the number 294 is in the cited source but not in the sentence that matches the statement"),
         ("Circulating tumour DNA is detectable in most patients [1].", [], "the statement cites no source"),
+        ("ctDNA-guided management definitively cures stage II colon cancer.", [DYNAMIC],
+         "the statement says 'definitively', which the cited source does not"),
+        ("ctDNA-guided management reduced adjuvant chemotherapy use in every stage.", [DYNAMIC],
+         "the statement says 'every', which the cited source does not"),
     ],
 )
 def test_unsupported_claims_say_which_rule_failed(claim, passages, reason, embed, cache) -> None:

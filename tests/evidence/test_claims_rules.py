@@ -72,6 +72,12 @@ def test_numbers_skip_markers_and_identifiers_glued_to_letters() -> None:
          "the claim states a positive finding but the cited text reports no effect or difference"),
         ("Drug C had no effect on survival.", "Survival was not different between groups.", ""),
         ("Benefit was seen not only in men.", "Benefit was seen in men and women.", ""),
+        # A ratio measure gives the direction when no word does.
+        ("Detectable ctDNA lowered the risk of recurrence.", "Detectable ctDNA: recurrence 79% (hazard ratio 18).",
+         "the claim says it decreased but the cited text says it increased"),
+        ("Atezolizumab raised the risk of recurrence.", "Disease-free survival favoured atezolizumab (HR 0.64).",
+         "the claim says it increased but the cited text says it decreased"),
+        ("Detectable ctDNA increased the risk of recurrence.", "Recurrence with detectable ctDNA (HR 18).", ""),
     ],
 )
 def test_negation_and_direction_must_agree(claim: str, source: str, conflict: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from werkzeug import Request, Response
 
-from pubmed.clients import EutilsError
+from pubmed.clients import EFETCH_BATCH_SIZE, EutilsError
 from pubmed.models import Abstract, AbstractChunk, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services import ingest
 from pubmed.services.ingest import (
@@ -22,7 +22,8 @@ from pubmed.services.ingest import (
     ingestion_create,
     ingestion_run,
 )
-from tests.pubmed.conftest import FakeEutils, esearch_json
+from tests.pubmed.conftest import FakeEutils
+from tests.pubmed.corpus import Corpus, CorpusEutils
 
 pytestmark = pytest.mark.django_db
 
@@ -207,33 +208,27 @@ def test_real_worker_runs_the_task_after_commit(fake_eutils: FakeEutils, celery_
     assert Ingestion.objects.count() == 1
 
 
-def test_evidence_search_normalises_expands_ingests_and_remembers(fake_eutils: FakeEutils) -> None:
-    from django.core.cache import cache
+def test_500_pmids_take_one_esearch_page_and_only_missing_abstracts_are_fetched_in_batches(
+    corpus_eutils: CorpusEutils, corpus: Corpus
+) -> None:
+    from pubmed.services.store import abstracts_upsert
 
-    from pubmed.models import SearchQuery
-    from pubmed.services.evidence_search import evidence_search
+    query = '"patients"[Title/Abstract]'
+    matching = corpus.search(query)
+    assert len(matching) > 500
+    first_500 = matching[:500]
+    abstracts_upsert(records=[corpus.records[pmid] for pmid in first_500[:100]], embed=False)
+    outcome = fetch_and_cache(queries=[query], max_per_query=500, embed=False)
+    assert (outcome.found, outcome.new, outcome.failed, outcome.errors) == (500, 400, [], [])
+    assert outcome.pmids == first_500
+    (search,) = corpus_eutils.requests("esearch.fcgi")
+    assert (search["retmax"], search["retstart"]) == ("500", "0")
+    batches = [request["id"].split(",") for request in corpus_eutils.requests("efetch.fcgi")]
+    assert [len(batch) for batch in batches] == [EFETCH_BATCH_SIZE, 400 - EFETCH_BATCH_SIZE]
+    assert sorted(pmid for batch in batches for pmid in batch) == sorted(first_500[100:])
+    assert Abstract.objects.filter(pmid__in=first_500).count() == 500
 
-    cache.clear()
-    found = {"22663011", "28495875"}
-
-    def handler(request: Request) -> Response:
-        params = fake_eutils.record(request)
-        term = params["term"]
-        if params.get("retmax") == "0":  # the normaliser's count check
-            return Response(esearch_json(pmids=[], count=5000, translation=term), content_type="application/json")
-        ids = ["22663011", "28495875"] if "randomized" in term else ["22663011"]
-        return Response(esearch_json(pmids=ids, translation=term), content_type="application/json")
-
-    fake_eutils.server.expect_request("/esearch.fcgi").respond_with_handler(handler)
-    fake_eutils.server.expect_request("/efetch.fcgi").respond_with_handler(fake_eutils.efetch_handler)
-    result = evidence_search(drug="Trametinib", disease="Melanoma")
-    assert (result.disease.normalised, result.cached, result.errors) == ("melanoma", False, [])
-    assert 5 <= len(result.queries) <= 10
-    assert set(result.pmids) == found
-    record = SearchQuery.objects.get()
-    assert (record.drug, record.disease, sorted(record.pmids)) == ("trametinib", "melanoma", sorted(found))
-    assert record.pubmed_query.splitlines() == [q.query for q in result.queries]
-    requests_before = len(fake_eutils.seen)
-    again = evidence_search(drug="trametinib", disease="melanoma")
-    assert (again.cached, set(again.pmids)) == (True, found)
-    assert len(fake_eutils.seen) == requests_before
+    again = fetch_and_cache(queries=[query], max_per_query=500, embed=False)
+    assert (again.found, again.new) == (500, 0)
+    assert len(corpus_eutils.requests("efetch.fcgi")) == 2  # nothing fetched twice
+    assert len(corpus_eutils.requests("esearch.fcgi")) == 1  # answered by the esearch cache

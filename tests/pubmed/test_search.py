@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pubmed.benchmarking import pubmedqa_records
 from pubmed.models import Abstract
 from pubmed.parsers import AbstractRecord
-from pubmed.services import rerank, search
-from pubmed.services.search import ChunkHit, fuse_scores, hybrid_search, semantic_search, therapeutic_query
+from pubmed.services import search
+from pubmed.services.search import fuse_scores, hybrid_search, semantic_search, therapeutic_query
 from pubmed.services.store import abstracts_upsert
 
 QA_SAMPLE = 40
@@ -100,35 +100,6 @@ def test_therapeutic_framing() -> None:
         "Evidence for metformin as a treatment for breast cancer, including clinical trials, efficacy data, "
         "and mechanism of action"
     )
-
-
-def test_llm_reranker_is_used_when_a_provider_is_configured(corpus: list, settings: object) -> None:
-    baseline = hybrid_search(query="survival", k=5)
-    calls: list[tuple[str, int]] = []
-
-    def reverse_and_invent(query: str, hits: Sequence[ChunkHit]) -> list[str]:
-        calls.append((query, len(hits)))
-        return ["99999999", *[hit.pmid for hit in reversed(hits)], hits[0].pmid]
-
-    rerank.register_llm_reranker(reverse_and_invent)
-    try:
-        settings.LLM_PROVIDER = "extractive"
-        assert [h.pmid for h in hybrid_search(query="survival", k=5)] == [h.pmid for h in baseline]
-        assert calls == []
-        settings.LLM_PROVIDER = "anthropic"
-        reranked = hybrid_search(query="survival", k=5)
-        candidates = hybrid_search(query="survival", k=20, rerank=False)
-        assert calls[0] == ("survival", 20)
-        # The invented PMID is dropped, the repeated one counted once: the model's order, truncated to k.
-        assert [h.pmid for h in reranked] == [h.pmid for h in reversed(candidates)][:5]
-
-        def broken(query: str, hits: Sequence[ChunkHit]) -> list[str]:
-            raise TimeoutError("model took too long")
-
-        rerank.register_llm_reranker(broken)
-        assert [h.pmid for h in hybrid_search(query="survival", k=5)] == [h.pmid for h in baseline]
-    finally:
-        rerank.register_llm_reranker(None)
 
 
 def test_score_fusion_prefers_agreement() -> None:

@@ -11,14 +11,17 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answer_settings import answer_settings
-from chat.services.evaluation import GOLDEN_PATH, GoldenError, QuestionScore, evaluate, load_golden
+from chat.services.evaluation import GOLDEN_PATH, GoldenError, QuestionScore, Targets, evaluate, load_golden_set
+from pubmed.benchmarking import store_pubmedqa
 
 
 class Command(BaseCommand):
     help = (
-        "Answer the golden clinical questions and print citation coverage, GREEN/YELLOW/RED counts, "
-        "abstention rate, fabricated identifiers shown to the reader (must be 0) and retrieval recall "
-        "of the expected identifiers. Exits 1 if any fabricated identifier was shown."
+        "Answer the golden clinical questions and print citation coverage, relevance precision (share of "
+        "references that address the question), GREEN/YELLOW/RED counts, abstention where expected, "
+        "fabricated identifiers shown to the reader (must be 0) and retrieval recall. The PubMedQA "
+        "abstracts the out-of-library questions need are stored first (inserted or updated, never "
+        "deleted). Exits 1 when any target is missed."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -29,12 +32,33 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", help="Only questions of this scenario (e.g. mrd_oncology, hfpef_ckd).")
         parser.add_argument("--provider", choices=["extractive", "anthropic", "openai"], help="Override LLM_PROVIDER.")
         parser.add_argument("--json", action="store_true", help="Print the summary as JSON.")
+        parser.add_argument(
+            "--skip-stored-abstracts",
+            action="store_true",
+            help="Do not load the PubMedQA abstracts the golden file lists (they must already be stored).",
+        )
+        defaults = Targets()
+        for name, default, what in [
+            ("coverage", defaults.coverage, "citation coverage"),
+            ("relevance", defaults.relevance, "relevance precision"),
+            ("abstention", defaults.abstention, "share of must-abstain questions that abstain"),
+        ]:
+            parser.add_argument(
+                f"--min-{name}", type=float, default=default, help=f"Target {what} (default {default})."
+            )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            questions = load_golden(options["golden"])
+            golden = load_golden_set(options["golden"])
         except GoldenError as exc:
             raise CommandError(str(exc)) from exc
+        targets = Targets(
+            coverage=options["min_coverage"], relevance=options["min_relevance"], abstention=options["min_abstention"]
+        )
+        for name in ("coverage", "relevance", "abstention"):
+            if not 0.0 <= getattr(targets, name) <= 1.0:
+                raise CommandError(f"--min-{name} must be between 0 and 1.")
+        questions = golden.questions
         if options["scenario"]:
             questions = [question for question in questions if question.scenario == options["scenario"]]
             if not questions:
@@ -48,11 +72,21 @@ class Command(BaseCommand):
         except ImproperlyConfigured as exc:
             raise CommandError(str(exc)) from exc
 
+        if golden.stored_abstracts and not options["skip_stored_abstracts"]:
+            try:
+                stored = store_pubmedqa(set(golden.stored_abstracts.pmids))
+            except FileNotFoundError as exc:
+                raise CommandError(f"{exc} Or pass --skip-stored-abstracts.") from exc
+            if not options["json"]:
+                self.stdout.write(f"Stored {stored} PubMedQA abstracts the golden questions need.")
+
         def progress(score: QuestionScore) -> None:
             if options["json"]:
                 return
             marks = (
-                f"{len(score.expected_cited)}/{len(score.expected)} cited, {len(score.expected_retrieved)} retrieved"
+                f"{len(score.expected_cited)}/{len(score.expected)} cited, {len(score.expected_retrieved)} retrieved, "
+                f"{score.relevant_references}/{len(score.reference_ids)} references on topic"
+                + (f", OFF-TOPIC: {', '.join(score.forbidden_cited)}" if score.forbidden_cited else "")
             )
             self.stdout.write(
                 f"{score.id:<10} {score.confidence:<6} {'abstained ' if score.abstained else ''}{marks}"
@@ -72,10 +106,16 @@ class Command(BaseCommand):
                 f"Citation coverage: {summary.expected_cited}/{summary.expected} expected identifiers cited "
                 f"({summary.citation_coverage:.1%})"
             )
+            self.stdout.write(
+                f"Relevance precision: {summary.relevant_references}/{summary.judged_references} references address "
+                f"the question ({summary.relevance_precision:.1%}); off-topic references cited: "
+                f"{len(summary.forbidden_cited)}"
+            )
             self.stdout.write(f"Confidence: GREEN {counts['GREEN']} · YELLOW {counts['YELLOW']} · RED {counts['RED']}")
             self.stdout.write(
                 f"Abstention rate: {summary.abstained}/{summary.questions} ({summary.abstention_rate:.1%}); "
-                f"abstained where expected: {summary.abstained_when_expected}/{summary.expected_abstentions}"
+                f"abstained where expected: {summary.abstained_when_expected}/{summary.expected_abstentions}; "
+                f"GREEN where abstention expected: {summary.green_when_abstention_expected}"
             )
             self.stdout.write(f"Fabricated identifiers shown: {len(summary.fabricated)}")
             self.stdout.write(
@@ -91,5 +131,6 @@ class Command(BaseCommand):
                 f"{summary.citations_supporting}/{summary.citations_made} ({summary.citation_precision:.1%})"
             )
             self.stdout.write(f"Time: {summary.seconds:.1f} s")
-        if summary.fabricated:
-            raise CommandError("Fabricated identifiers were shown to the reader: " + "; ".join(summary.fabricated))
+        missed = summary.shortfalls(targets)
+        if missed:
+            raise CommandError("Targets missed: " + "; ".join(missed) + ".")

@@ -116,3 +116,33 @@ def test_bad_form_input_is_a_message(client: Client) -> None:
     response = client.get("/tablizer/", {"q": "covid", "year_from": "2020", "year_to": "2001"})
     assert response.status_code == 400
     assert "The start year 2020 is after the end year 2001." in response.content.decode()
+
+
+def test_load_more_for_htmx_answers_with_the_longer_results_only(client: Client, fake_eutils: FakeEutils) -> None:
+    fake_eutils.esearch_ids = {"q": RESULTS}
+    fake_eutils.serve()
+    first = client.get("/tablizer/", {"q": "q", "n": "2"}).content.decode()
+    assert '<p class="load-more" hx-boost="true" hx-target="#tablizer-results" hx-swap="outerHTML"' in first
+
+    response = client.get("/tablizer/", {"q": "q", "n": "22"}, HTTP_HX_REQUEST="true")
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in body and body.lstrip().startswith('<div id="tablizer-results">')
+    assert _pmids_in_table(body) == RESULTS
+    assert "5 results in PubMed; showing 5." in body
+    focused = re.findall(r'<tr data-item="(\d+)">\s*<td><a [^>]*autofocus', body)
+    assert focused == [RESULTS[2]]  # the first row the click added
+    assert "Load more" not in body
+
+
+def test_load_more_for_htmx_reloads_the_whole_page_when_pubmed_fails(client: Client, fake_eutils: FakeEutils) -> None:
+    fake_eutils.respond("/esearch.fcgi", "Service Unavailable", status=503, content_type="text/plain")
+    fake_eutils.serve()
+
+    response = client.get("/tablizer/", {"q": "q", "n": "22"}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == "/tablizer/?q=q&n=22"
+    follow = client.get(response["HX-Redirect"]).content.decode()
+    assert PUBMED_UNREACHABLE_MESSAGE in follow

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -265,8 +266,63 @@ def test_comma_separated_phases_in_a_shared_url_are_understood(
     assert result_ids(page(response)) == ["NCT05431270", "NCT03590054", "NCT04795661"]
 
 
-def test_load_more_script_is_a_static_file_the_page_includes(client) -> None:
+def test_htmx_is_a_vendored_static_file_the_page_includes(client) -> None:
     response = client.get("/trialscout/")
 
-    assert '<script src="/static/trials/trialscout.js" defer></script>' in response.content.decode()
-    assert finders.find("trials/trialscout.js") is not None
+    assert '<script src="/static/vendor/htmx/htmx.min.js" defer></script>' in response.content.decode()
+    assert finders.find("vendor/htmx/htmx.min.js") is not None
+    assert "Zero-Clause BSD" in Path(finders.find("vendor/htmx/LICENSE")).read_text()
+    served = client.get("/static/vendor/htmx/htmx.min.js")
+    assert served.status_code == 200
+    body = b"".join(served.streaming_content) if served.streaming else served.content
+    assert body == Path(finders.find("vendor/htmx/htmx.min.js")).read_bytes()
+
+
+def test_load_more_for_htmx_answers_with_the_next_rows_and_extends_the_page_state(
+    client, ctgov: HTTPServer, recording: Callable[[str], bytes], settings, django_user_model
+) -> None:
+    settings.CTGOV_PAGE_SIZE = 5
+    pages = {
+        None: recording("biomcp/search_phelan_limit5_20260811.json"),
+        PHELAN_TOKEN: recording("biomcp/search_phelan_next_20260811.json"),
+    }
+    ctgov.expect_request("/api/v2/studies").respond_with_handler(
+        lambda request: Response(pages[request.args.get("pageToken")], content_type=JSON)
+    )
+    client.force_login(django_user_model.objects.create_user(username="dr-more"))
+    first = page(client.get("/trialscout/", {"condition": "Phelan-McDermid Syndrome"}))
+    state = first.cssselect("form[data-tray-form] input[data-page-state]")[0].get("value")
+    link = first.cssselect("a[data-load-more]")[0]
+    assert link.get("hx-get") == "/trialscout/" + link.get("href")
+
+    response = client.get(link.get("hx-get") + "&" + urlencode({"state": state}), HTTP_HX_REQUEST="true")
+
+    body = response.content.decode()
+    assert response.status_code == 200 and "<html" not in body
+    more = html.fragment_fromstring(body, create_parent="div")
+    rows = more.cssselect("tr[data-item]")
+    assert [row.get("data-item") for row in rows] == [
+        "NCT05187377", "NCT03836300", "NCT07014020", "NCT05025241", "NCT07281079"
+    ]
+    assert rows[0].cssselect("a")[0].get("autofocus") is not None
+    assert all(row.cssselect("a")[0].get("autofocus") is None for row in rows[1:])
+    next_link = more.cssselect("#trial-load-more[hx-swap-oob] a[data-load-more]")[0]
+    assert parse_qs(urlsplit(next_link.get("href")).query)["page_token"] == [PHELAN_TOKEN_2]
+    assert "state" not in parse_qs(urlsplit(next_link.get("href")).query)
+    assert more.cssselect("#trial-results-status")[0].text_content() == "5 more trials loaded, 10 shown."
+    new_state = more.cssselect("input[data-page-state]")[0]
+    assert new_state.get("hx-swap-oob") == "outerHTML:input[data-page-state]"
+    assert new_state.get("value") == f"{state}&more={PHELAN_TOKEN}"
+    assert more.cssselect("section#ai-columns")[0].get("hx-swap-oob") == "true"
+
+
+def test_load_more_for_htmx_reloads_the_whole_page_when_ctgov_fails(client, ctgov: HTTPServer) -> None:
+    ctgov.expect_request("/api/v2/studies").respond_with_data("upstream down", status=503)
+
+    response = client.get(
+        "/trialscout/", {"condition": "melanoma", "page_token": PHELAN_TOKEN, "state": "condition=melanoma"},
+        HTTP_HX_REQUEST="true",
+    )
+
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == f"/trialscout/?condition=melanoma&page_token={PHELAN_TOKEN}"

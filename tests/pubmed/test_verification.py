@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from evidence.models import IdentifierCheck, Study
-from evidence.services.verification import study_identifiers_verify, title_similarity
-from evidence.tasks import verify_study_identifiers
+from pubmed.services.verification import study_identifiers_verify, title_similarity
+from pubmed.tasks import verify_study_identifiers
 from tests.evidence.factories import StudyFactory
 from tests.factories import UserFactory
 
@@ -132,3 +132,22 @@ def test_verification_task_runs_on_a_real_worker_over_redis(celery_worker, eutil
         "missing": "not_found",
         "no_pmid": "no_pmid",
     }
+
+
+def test_pubmed_app_registers_the_identifier_check_queue_on_start_up():
+    from evidence.identifier_checks import identifier_checks_queue
+    from pubmed.apps import _queue_identifier_checks
+
+    assert identifier_checks_queue() is _queue_identifier_checks
+
+
+@pytest.mark.django_db
+def test_admin_hides_the_action_when_no_app_checks_identifiers(client, monkeypatch):
+    from evidence import identifier_checks
+
+    monkeypatch.setattr(identifier_checks, "_queue", None)
+    client.force_login(UserFactory(username="cura", is_staff=True, groups=["curator"]))
+    StudyFactory(study_name="unchecked", pmid="34313350")
+    page = client.get(reverse("admin:evidence_study_changelist")).content.decode()
+    assert "unchecked" in page
+    assert "verify_identifiers" not in page

@@ -1,4 +1,8 @@
-"""Check library identifiers against PubMed: does each PMID exist, and does its title match ours."""
+"""Check library identifiers against PubMed: does each PMID exist, and does its title match ours.
+
+It lives here, not in the evidence app, because it calls the E-utilities client; the library's admin
+action reaches it through `evidence.identifier_checks`, which this app registers on start-up.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import structlog
 from django.db import transaction
 
 from evidence.models import IdentifierCheck, Study
+from pubmed.clients import EutilsError, eutils_client
+from pubmed.summaries import PubmedSummary
 
 logger = structlog.get_logger(__name__)
 
@@ -44,11 +50,9 @@ def study_identifiers_verify(*, study_ids: Sequence[int]) -> list[IdentifierChec
     If PubMed cannot be reached (after the client's own retries) every study gets an `error`
     check saying why, so curators see the failure instead of a silent gap.
     """
-    from pubmed.clients import EutilsError, eutils_client
-
     studies = list(Study.objects.filter(pk__in=study_ids).order_by("pk"))
     pmids = [study.pmid for study in studies if study.pmid]
-    summaries: dict = {}
+    summaries: dict[str, PubmedSummary] = {}
     failure = ""
     if pmids:
         try:

@@ -1,0 +1,29 @@
+"""The evidence app's models: the curated library, the tag vocabulary and its rules, decision aids."""
+
+from evidence.models.decision_aids import DecisionAid, _validate_image
+from evidence.models.library import (
+    EvidenceStrength,
+    GuidanceItem,
+    IdentifierCheck,
+    ResultContext,
+    Study,
+    StudyKind,
+)
+from evidence.models.vocabulary import Abbreviation, AnchorScenario, ClassificationRule, Tag, TagKind
+
+__all__ = [
+    "Abbreviation",
+    "AnchorScenario",
+    "ClassificationRule",
+    "DecisionAid",
+    "EvidenceStrength",
+    "GuidanceItem",
+    "IdentifierCheck",
+    "ResultContext",
+    "Study",
+    "StudyKind",
+    "Tag",
+    "TagKind",
+    # Migration 0003 names this validator by its old path, evidence.models._validate_image.
+    "_validate_image",
+]

@@ -1,0 +1,143 @@
+"""The tag vocabulary and the rules built on it: tags, anchor scenarios, classification rules, abbreviations."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from evidence.models.library import Study, tag_array_field
+
+
+class TagKind(models.TextChoices):
+    DISEASE = "disease", "Disease"
+    DECISION = "decision", "Decision"
+
+
+class Tag(models.Model):
+    """A term of the tag vocabulary: a disease or a clinical decision, with its synonyms and MeSH mappings.
+
+    The vocabulary is data: curators extend it in admin and every part of the pipeline (PICO
+    extraction, classification, ranking, decision aids) picks the change up without a code change.
+    """
+
+    code = models.SlugField(max_length=64, unique=True, help_text="Lower-case code used in tags, e.g. af, ckd.")
+    kind = models.CharField(max_length=10, choices=TagKind)
+    label = models.CharField(max_length=120, help_text="Human-readable name, e.g. atrial fibrillation.")
+    synonyms = ArrayField(
+        models.CharField(max_length=120),
+        default=list,
+        blank=True,
+        help_text="Words and phrases that mean this tag in a question (matched at word boundaries).",
+    )
+    mesh_terms = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    broader = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="narrower",
+        help_text="The broader tag (hfpef → heart_failure), used to relax the ranking.",
+    )
+    is_imaging_term = models.BooleanField(
+        default=False, help_text="Decision tags only: the question asks for an image, ECG or scan."
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["kind", "code"]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.get_kind_display().lower()})"
+
+    def clean(self) -> None:
+        self.code = self.code.strip().lower()
+        self.synonyms = [synonym.strip() for synonym in self.synonyms if synonym.strip()]
+
+
+class AnchorScenario(models.Model):
+    """A common clinical scenario with its anchor pack: the guidelines and landmark trials to cite."""
+
+    key = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    disease_tags = tag_array_field()
+    decision_tags = tag_array_field()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def anchor_studies(self) -> models.QuerySet[Study]:
+        return Study.objects.filter(anchor_scenarios__contains=[self.key]).order_by(
+            "-evidence_strength", "-publication_year"
+        )
+
+
+class ClassificationRule(models.Model):
+    """Tags → classification: which MeSH terms to keep or exclude and which anchor scenario applies.
+
+    A rule matches when the question carries every one of its disease tags and (if it lists any)
+    at least one of its decision tags. The highest priority match wins.
+    """
+
+    name = models.CharField(max_length=120, unique=True)
+    classification = models.CharField(max_length=120, help_text="e.g. Anticoagulation in AF with CKD")
+    disease_tags = tag_array_field()
+    decision_tags = tag_array_field()
+    allowed_mesh = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    excluded_mesh = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    anchor_scenario = models.ForeignKey(
+        AnchorScenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="rules"
+    )
+    priority = models.PositiveSmallIntegerField(default=100, help_text="Higher wins when several rules match.")
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-priority", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Abbreviation(models.Model):
+    """A clinical abbreviation, lay word or spelling variant and the terms it stands for.
+
+    Question understanding and evidence judgement read a question's "NAC" as N-acetylcysteine,
+    "elderly" as aged / geriatric and "heart attack" as myocardial infarction, so an abstract that
+    uses the other wording still counts as addressing the question. Curators extend the list in
+    admin; the answer pipeline picks up a change with the next question.
+    """
+
+    term = models.CharField(
+        max_length=60,
+        unique=True,
+        help_text="As a clinician writes it: an abbreviation (NAC), a lay word (heart attack).",
+    )
+    expansions = ArrayField(
+        models.CharField(max_length=120),
+        help_text="What the term stands for, each as the literature writes it (N-acetylcysteine, acetylcysteine).",
+    )
+    case_sensitive = models.BooleanField(
+        default=False,
+        help_text="Match only as written (capitals): for abbreviations that are also ordinary words (CAP, MS, ALL).",
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["term"]
+
+    def __str__(self) -> str:
+        return f"{self.term} → {', '.join(self.expansions)}"
+
+    def clean(self) -> None:
+        self.term = " ".join(self.term.split())
+        self.expansions = [" ".join(value.split()) for value in self.expansions if value.strip()]
+        if not self.term:
+            raise ValidationError({"term": "Give the abbreviation or lay word, e.g. NAC."})
+        if not self.expansions:
+            raise ValidationError({"expansions": f"Say what {self.term!r} stands for: at least one expansion."})
