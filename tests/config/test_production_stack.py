@@ -36,7 +36,12 @@ VIA_PROXY = {"X-Forwarded-Proto": "https"}
 
 def production_environment(**extra: str) -> dict[str, str]:
     """Return the environment of a production process (the variables docker-compose and .env set)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("NCBI_", "ANTHROPIC_", "OPENAI_"))}
+    # The browser tests' live server sets DJANGO_ALLOW_ASYNC_UNSAFE in this process; production never does.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("NCBI_", "ANTHROPIC_", "OPENAI_")) and key != "DJANGO_ALLOW_ASYNC_UNSAFE"
+    }
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings",
         DJANGO_DEBUG="0",
