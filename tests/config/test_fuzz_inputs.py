@@ -120,6 +120,12 @@ CALLS: dict[str, list[Call]] = {
     "research-api-scout": [Call("get"), Call("post", ("drug", "disease", "profile", "max_pmids"), json=True)],
     "research-api-scout-detail": [Call("get")],
     "research-api-scout-resume": [Call("post", json=True)],
+    "research-api-ask": [Call("post", ("question", "state", "conversation"), json=True)],
+    "research-api-suggestion": [Call("post", ("state",), json=True)],
+    "research-api-columns": [Call("post", ("name", "criteria", "kind", "state"), json=True)],
+    "research-api-column-run": [Call("get")],
+    "research-api-snapshots": [Call("get"), Call("post", ("label", "state"), json=True)],
+    "research-api-snapshot-compare": [Call("get", ("a", "b"))],
 }
 
 
