@@ -1,11 +1,12 @@
 from django.urls import path
 
-from pubmed.apis import AbstractSearchApi, AbstractSearchSlashApi, IngestionCreateApi, IngestionDetailApi
+from pubmed.apis import AbstractSearchApi, AbstractSearchSlashApi, IngestionCreateApi, IngestionDetailApi, TablizerApi
 
 urlpatterns = [
     # The documented contract has no trailing slash; the slashed form is accepted too.
     path("abstracts/search", AbstractSearchApi.as_view(), name="pubmed-api-abstract-search"),
     path("abstracts/search/", AbstractSearchSlashApi.as_view(), name="pubmed-api-abstract-search-slash"),
+    path("tablizer/", TablizerApi.as_view(), name="pubmed-api-tablizer"),
     path("ingestions/", IngestionCreateApi.as_view(), name="pubmed-api-ingestion-list"),
     path("ingestions/<uuid:ingestion_id>/", IngestionDetailApi.as_view(), name="pubmed-api-ingestion-detail"),
 ]

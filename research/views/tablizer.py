@@ -14,10 +14,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from config.inputs import parse_ascii_int
+from evidence.levels import EvidenceLevel
 from pubmed.clients import EutilsError, EutilsUnavailable
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
-from pubmed.selectors import TABLIZER_SORTS, abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
+from pubmed.selectors import (
+    TABLIZER_SORTS,
+    abstracts_by_pmids,
+    filter_abstracts_by_level,
+    snapshot_get,
+    snapshots_for_user,
+    sort_abstracts,
+)
 from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
 from pubmed.services.tablizer import (
     PAGE_ROWS,
@@ -33,13 +41,14 @@ from research.views.htmx import htmx_reload, is_htmx
 logger = structlog.get_logger(__name__)
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
-           ("year", "Year"), ("type", "Publication type")]
+           ("year", "Year"), ("level", "Level of evidence"), ("type", "Publication type")]
 
 
 @login_required
 def tablizer(request: HttpRequest) -> HttpResponse:
     form = TablizerForm(request.GET or None)
-    context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None}
+    context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None, "levels": EvidenceLevel.choices,
+                               "chosen_levels": request.GET.getlist("level")}
     searched: dict[str, Any] = {}
     rows: list[Abstract] = []
     if form.is_bound and form.is_valid() and form.cleaned_data["q"]:
@@ -59,8 +68,10 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             params = request.GET.copy()
             searched = dict(data)
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
+            rows = filter_abstracts_by_level(rows, levels=data["level"])
             context.update(
                 result=result,
+                filtered_out=len(result.rows) - len(rows),
                 sort=data["sort"],
                 dir=data["dir"],
                 sortable=[key for key in TABLIZER_SORTS if key != "relevance"],

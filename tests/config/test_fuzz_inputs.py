@@ -66,7 +66,7 @@ STUDY_FILTERS = ("q", "tag", "strength", "context", "kind", "year", "page", "pag
 STUDY_FIELDS = ("study_name", "pmid", "doi", "nct_number", "title", "key_finding", "disease_tags",
                 "evidence_strength", "kind", "publication_year", "url", "aliases")
 TRIAL_SEARCH = ("condition", "intervention", "sponsor", "q", "phase", "status", "sort", "page_token", "page_size")
-TABLIZER = ("q", "year_from", "year_to", "n", "sort", "dir", "compare_a", "compare_b", "conversation")
+TABLIZER = ("q", "year_from", "year_to", "n", "sort", "dir", "level", "compare_a", "compare_b", "conversation")
 SCOUT_FORM = ("drug", "disease", "synonyms", "targets", "mechanisms", "atc_codes", "atc_descriptions", "drug_type",
               "profile_json", "previous_profile")
 STREAM = {"HTTP_ACCEPT": "text/event-stream"}
@@ -82,6 +82,7 @@ CALLS: dict[str, list[Call]] = {
     "study-detail": [Call("get"), Call("patch", STUDY_FIELDS, json=True), Call("put", STUDY_FIELDS, json=True)],
     "pubmed-api-abstract-search": [Call("get", ("q", "k", "mesh", "exclude_mesh", "year_from", "year_to", "rerank"))],
     "pubmed-api-abstract-search-slash": [Call("get", ("q", "k", "year_from", "year_to"))],
+    "pubmed-api-tablizer": [Call("get", ("q", "year_from", "year_to", "n", "sort", "dir", "level"))],
     "pubmed-api-ingestion-list": [Call("post", ("queries", "max_per_query"), json=True)],
     "pubmed-api-ingestion-detail": [Call("get")],
     "trials-api-search": [Call("get", TRIAL_SEARCH)],
