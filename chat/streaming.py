@@ -20,7 +20,13 @@ from django.http import HttpRequest, StreamingHttpResponse
 from chat.pipeline import DeltaEvent, ResetEvent, StatusEvent
 from chat.services.conversations import AnswerSaved, QuestionSaved, ReplyEvent
 
+logger = structlog.get_logger(__name__)
+
 EVENT_STREAM = "text/event-stream"
+STREAM_FAILED_MESSAGE = (
+    "The answer could not be finished because of a problem on our side; your question is saved. "
+    "Reload the page to see it, and ask again."
+)
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -52,8 +58,9 @@ def reply_stream(
                 yield sse("reset", {"reason": event.reason})
             elif isinstance(event, AnswerSaved):
                 yield sse("done", done(event))
-    except Exception as exc:  # the reply service already stored a failure message; tell the client
-        yield sse("error", {"code": "internal_error", "message": f"The answer stream failed: {type(exc).__name__}."})
+    except Exception:  # the reply service already stored a failure message; tell the client in plain words
+        logger.exception("answer_stream_failed")
+        yield sse("error", {"code": "internal_error", "message": STREAM_FAILED_MESSAGE})
     finally:
         getattr(events, "close", lambda: None)()
 

@@ -279,7 +279,7 @@ def get_trial(*, nct_id: str) -> ToolOutput:
 
     details = trial_services.get_trial(nct_id=nct_id.upper())
     trial = details.trial
-    year = int(trial.start_date[:4]) if trial.start_date[:4].isdigit() else None
+    year = int(trial.start_date[:4]) if trial.start_date[:4].isdecimal() else None
     source = EvidenceSource.from_trial(
         nct_id=trial.nct_id,
         title=trial.brief_title,

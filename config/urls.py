@@ -32,6 +32,8 @@ admin.site.site_header = "MedCite curation"
 admin.site.site_title = "MedCite admin"
 admin.site.index_title = "Evidence library"
 
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
 handler404 = "config.errors.page_not_found"
 handler500 = "config.errors.server_error"
 

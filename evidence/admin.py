@@ -1,6 +1,7 @@
 """Curator admin for the evidence library.
 
-Members of the `curator` group (and superusers) edit; every other staff user may only view.
+Members of the `curator` group (and superusers) edit and revert; every other staff user may only view,
+including the history of each row and its old versions.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from import_export.admin import ImportExportModelAdmin
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
+from config.inputs import parse_ascii_int
 from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
     Abbreviation,
@@ -62,6 +66,55 @@ class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
 
     def has_export_permission(self, request: HttpRequest) -> bool:
         return request.user.is_active and request.user.is_staff
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # The history page builds its form without the change flag Django's own change view uses,
+        # so a viewer's form is made read-only here; otherwise it would render editable inputs.
+        if is_curator(request.user):
+            return super().get_readonly_fields(request, obj)
+        editable = [
+            field.name
+            for field in self.model._meta.get_fields()
+            if (field.concrete or field.many_to_many) and field.editable and not field.auto_created
+        ]
+        return [*super().get_readonly_fields(request, obj), *editable]
+
+    def history_form_view(
+        self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        """Show an old version of a row; reverting to it (POST) is for curators only."""
+        if request.method == "POST" and not self.has_change_history_permission(request):
+            raise PermissionDenied("Only curators may revert the evidence library to an earlier version.")
+        if parse_ascii_int(object_id) is None or parse_ascii_int(version_id) is None:
+            raise Http404(f"No version {version_id!r} of row {object_id!r}: both are numbers (digits 0-9).")
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+
+class SuperuserTokenAdmin(TokenAdmin):
+    """API tokens are credentials: only superusers see, create or delete them.
+
+    A `view_tokenproxy` permission would otherwise let view-only staff read a curator's token and write
+    to the library through the API as that curator.
+    """
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+admin.site.unregister(TokenProxy)
+admin.site.register(TokenProxy, SuperuserTokenAdmin)
 
 
 class TagListFilter(admin.SimpleListFilter):

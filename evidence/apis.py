@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -13,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import CuratorWriteOrReadOnly
+from config.inputs import check_no_nul, parse_ascii_int
 from evidence import identifiers
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import study_search
@@ -108,6 +110,11 @@ def parse_study_filters(params: Any) -> dict[str, Any]:
     """Turn query parameters into `study_search` arguments, raising a 400 naming each bad one."""
     errors: dict[str, str] = {}
     filters: dict[str, Any] = {"text": params.get("q", ""), "tag": params.get("tag", "")}
+    for name, key in (("q", "text"), ("tag", "tag")):
+        try:
+            check_no_nul(filters[key], field=name)
+        except DjangoValidationError as exc:
+            errors[name] = exc.messages[0]
     strength = params.get("strength", "").strip().lower()
     if strength:
         by_label = {choice.label: choice.value for choice in EvidenceStrength}
@@ -126,10 +133,11 @@ def parse_study_filters(params: Any) -> dict[str, Any]:
         filters["kind"] = kind
     year = params.get("year", "").strip()
     if year:
-        if not year.isdigit() or not 1900 <= int(year) <= 2100:
-            errors["year"] = f"year must be a four-digit year, got {year!r}."
+        number = parse_ascii_int(year)
+        if number is None or not 1900 <= number <= 2100:
+            errors["year"] = f"year must be a four-digit year between 1900 and 2100 in digits 0-9, got {year!r}."
         else:
-            filters["year"] = int(year)
+            filters["year"] = number
     if errors:
         raise ValidationError(errors)
     return filters

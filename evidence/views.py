@@ -17,12 +17,11 @@ PAGE_SIZE = 25
 def library(request: HttpRequest) -> HttpResponse:
     errors: list[str] = []
     try:
-        filters = parse_study_filters(request.GET)
+        studies = study_search(**parse_study_filters(request.GET)).select_related("guidance_item")
     except ValidationError as exc:
         detail = exc.detail
         errors = [str(message) for message in (detail.values() if isinstance(detail, dict) else detail)]
-        filters = {"text": request.GET.get("q", ""), "tag": request.GET.get("tag", "")}
-    studies = study_search(**filters).select_related("guidance_item")
+        studies = Study.objects.none()
     page = Paginator(studies, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -40,6 +39,7 @@ def library(request: HttpRequest) -> HttpResponse:
             "contexts": ResultContext.choices,
             "total": Study.objects.count(),
         },
+        status=400 if errors else 200,
     )
 
 

@@ -201,8 +201,10 @@ class TablizerApi(APIView):
         serializer.is_valid(raise_exception=True)
         args = serializer.validated_data
         try:
+            # The API reports an outage as 503 rather than passing the local store off as PubMed's answer.
             result = tablizer_search(
-                query=args["q"], year_from=args.get("year_from"), year_to=args.get("year_to"), rows=args["n"]
+                query=args["q"], year_from=args.get("year_from"), year_to=args.get("year_to"), rows=args["n"],
+                local_fallback=False,
             )
         except EutilsError as exc:
             raise ServiceUnavailable(f"PubMed search failed: {exc}") from exc

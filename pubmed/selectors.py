@@ -10,6 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection
 from django.db.models import QuerySet
 
+from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
@@ -84,7 +85,8 @@ def snapshots_for_user(*, user: User | AnonymousUser) -> QuerySet[TablizerSnapsh
 
 def snapshot_get(*, user: User | AnonymousUser, snapshot_id: str | int) -> TablizerSnapshot | None:
     """Return the user's snapshot `snapshot_id`, or None (also for another user's snapshot)."""
-    return snapshots_for_user(user=user).filter(pk=snapshot_id).first() if str(snapshot_id).isdigit() else None
+    number = parse_ascii_int(str(snapshot_id))
+    return snapshots_for_user(user=user).filter(pk=number).first() if number is not None else None
 
 
 def word_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import structlog
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -11,7 +13,10 @@ from pubmed.clients import EutilsError
 from pubmed.selectors import abstract_get
 from pubmed.services.ingest import abstracts_ensure
 
+logger = structlog.get_logger(__name__)
 
+
+@login_required
 def abstract_detail(request: HttpRequest, pmid: str) -> HttpResponse:
     if not is_pmid(pmid):
         raise Http404(f"{pmid!r} is not a PMID.")
@@ -20,7 +25,11 @@ def abstract_detail(request: HttpRequest, pmid: str) -> HttpResponse:
         try:
             found = abstracts_ensure(pmids=[pmid], embed=False)
         except EutilsError as exc:
-            messages.error(request, f"Could not fetch PMID {pmid} from PubMed: {exc}")
+            logger.warning("abstract_fetch_failed", pmid=pmid, error=str(exc))
+            messages.error(
+                request,
+                f"PubMed could not be reached, so PMID {pmid} (not in the local store) cannot be shown; try again.",
+            )
             found = []
         if not found:
             return render(request, "pubmed/abstract_detail.html", {"abstract": None, "pmid": pmid}, status=404)

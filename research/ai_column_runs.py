@@ -14,16 +14,18 @@ from research.tasks import ai_column_run_task
 
 logger = structlog.get_logger(__name__)
 
+NOT_QUEUED_MESSAGE = "The job could not be queued because the task queue is not answering; try again in a minute."
+
 
 def _enqueue(run_id: str) -> None:
     try:
         result = ai_column_run_task.delay(run_id)
-    except Exception as exc:  # broker down: say so on the run instead of leaving it pending forever
-        logger.exception("ai_column_run_not_queued", run_id=run_id)
+    except Exception:  # broker down: say so on the run instead of leaving it pending forever
+        logger.exception("ai_column_run_not_queued", run_id=run_id)  # the broker's own error goes to the log
         AIColumnRun.objects.filter(pk=run_id).update(
             status=AIColumnRunStatus.FAILED,
             finished_at=timezone.now(),
-            errors=[{"item_id": "", "code": "not_queued", "message": f"The job could not be queued: {exc}"}],
+            errors=[{"item_id": "", "code": "not_queued", "message": NOT_QUEUED_MESSAGE}],
         )
         return
     AIColumnRun.objects.filter(pk=run_id, task_id="").update(task_id=result.id or "")

@@ -79,11 +79,15 @@ def check_ai_column(*, user: Any, page: str, name: Any, criteria: Any, kind: Any
     criteria = criteria.strip() if isinstance(criteria, str) else ""
     if not name:
         errors["name"] = "Give the column a short name, e.g. RCT or Enrolls over-65s."
+    elif "\x00" in name:
+        errors["name"] = "The name contains a NUL character (\\x00); remove it."
     elif len(name) > NAME_MAX_CHARS:
         errors["name"] = f"The name is {len(name)} characters long; keep it to {NAME_MAX_CHARS}."
     elif AIColumn.objects.filter(user=user, page=page, name__iexact=name).exists():
         errors["name"] = f"You already have a column named {name!r} on this page; pick another name or delete it."
-    if len(criteria) < CRITERIA_MIN_CHARS:
+    if "\x00" in criteria:
+        errors["criteria"] = "The criterion contains a NUL character (\\x00); remove it."
+    elif len(criteria) < CRITERIA_MIN_CHARS:
         errors["criteria"] = "Write the criterion as a question, e.g. Is this a randomized controlled trial?"
     elif len(criteria) > CRITERIA_MAX_CHARS:
         errors["criteria"] = f"The criterion is {len(criteria)} characters long; keep it to {CRITERIA_MAX_CHARS}."

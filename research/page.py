@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, QueryDict
 
 from chat.models import Conversation, Message
+from config.inputs import parse_ascii_int
 from research import selectors
 from research.ai_columns import ai_columns_unavailable_reason, cell_label
 from research.models import AIColumn, AIColumnResult, AIColumnRun, AIColumnValue
@@ -115,10 +116,9 @@ def column_filters(*, query: QueryDict, columns: Sequence[AIColumn]) -> dict[int
     boolean = {column.pk for column in columns if column.is_boolean}
     filters: dict[int, str] = {}
     for key, value in query.items():
-        if key.startswith(FILTER_PREFIX) and key[len(FILTER_PREFIX) :].isdigit():
-            column_id = int(key[len(FILTER_PREFIX) :])
-            if column_id in boolean and value in AIColumnValue.values:
-                filters[column_id] = value
+        column_id = parse_ascii_int(key[len(FILTER_PREFIX) :]) if key.startswith(FILTER_PREFIX) else None
+        if column_id in boolean and value in AIColumnValue.values:
+            filters[column_id] = value
     return filters
 
 
@@ -172,9 +172,8 @@ def research_context(request: HttpRequest, *, page: str, state: str, item_ids: S
     """Return the template context of the tray and the AI columns for a research page."""
     research_page = page_get(page)
     user = request.user
-    conversation_id = request.GET.get("conversation", "")
     conversation = selectors.tray_conversation(
-        user=user, page=page, conversation_id=int(conversation_id) if conversation_id.isdigit() else None
+        user=user, page=page, conversation_id=parse_ascii_int(request.GET.get("conversation", ""))
     )
     return {
         "tray": Tray(

@@ -12,7 +12,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from trials.clients import CtgovClient, CtgovInvalidResponse, CtgovUnavailable, StudyQuery, check_nct_id
+from trials.clients import (
+    CtgovClient,
+    CtgovError,
+    CtgovInvalidResponse,
+    CtgovUnavailable,
+    StudyQuery,
+    check_nct_id,
+)
 from trials.constants import SORTS
 from trials.models import Trial
 from trials.parsers import ParsedTrial, StudyPage, parse_search_page, parse_study
@@ -20,6 +27,24 @@ from trials.rendering import trial_payload, trial_text
 from trials.selectors import trial_get_cached, trial_is_fresh
 
 logger = structlog.get_logger(__name__)
+
+CTGOV_UNAVAILABLE_MESSAGE = "ClinicalTrials.gov is not answering right now; try again in a few minutes."
+CTGOV_UNREADABLE_MESSAGE = "ClinicalTrials.gov sent an answer MedCite could not read; try again later."
+
+
+def ctgov_error_message(exc: CtgovError, *, what: str) -> str:
+    """Return what a page shows for a ClinicalTrials.gov failure; the technical detail goes to the log.
+
+    Refusals (a bad NCT id, an unknown trial, a search ClinicalTrials.gov rejected) say what to change,
+    so their text is shown as it is; outages and unreadable answers get a plain sentence.
+    """
+    if isinstance(exc, CtgovUnavailable):
+        logger.warning("ctgov.unavailable", what=what, error=str(exc))
+        return CTGOV_UNAVAILABLE_MESSAGE
+    if isinstance(exc, CtgovInvalidResponse):
+        logger.warning("ctgov.unreadable_answer", what=what, error=str(exc))
+        return CTGOV_UNREADABLE_MESSAGE
+    return str(exc)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -10,6 +11,7 @@ from trials import services
 from trials.clients import CtgovError, CtgovNotFound, InvalidNctId
 
 
+@login_required
 @require_GET
 def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
     try:
@@ -17,7 +19,8 @@ def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
     except (InvalidNctId, CtgovNotFound) as exc:
         return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id}, status=404)
     except CtgovError as exc:
-        return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id})
+        error = services.ctgov_error_message(exc, what=nct_id)
+        return render(request, "trials/trial_detail.html", {"error": error, "nct_id": nct_id})
     return render(
         request,
         "trials/trial_detail.html",

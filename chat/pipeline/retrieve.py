@@ -181,7 +181,7 @@ def search_abstracts(run: AnswerRun) -> TraceStep:
         "retrieve",
         "Searched stored PubMed abstracts",
         (
-            f"Search failed ({run.retrieval_error}); continuing with the library only"
+            "The search of stored abstracts failed; continuing with the library only"
             if run.retrieval_error
             else f"{plural(found, 'abstract', 'abstracts')} found for {queries} quer{'y' if queries == 1 else 'ies'}"
             + (f" (searched as {run.search_text!r})" if run.search_text != run.question else "")
@@ -327,6 +327,13 @@ def _query_concept(run: AnswerRun, concept: Concept) -> QueryConcept:
     return QueryConcept(synonyms=searchable[: MAX_SYNONYMS + 1] or [concept.label], mesh=mesh)
 
 
+def _live_errors_for_people(live: dict[str, Any]) -> str:
+    """Say what went wrong with the live search in plain words (the NCBI error texts are logged)."""
+    if live.get("unavailable"):
+        return "PubMed could not be reached, so only stored evidence was used"
+    return f"{plural(len(live['errors']), 'PubMed request', 'PubMed requests')} failed; the rest were used"
+
+
 def search_live(run: AnswerRun) -> TraceStep:
     """Search PubMed live, store what it finds and search the store again; record what happened.
 
@@ -340,15 +347,17 @@ def search_live(run: AnswerRun) -> TraceStep:
     else:
         try:
             outcome = fetch_and_cache(queries=[query], max_per_query=run.settings.live_search_max_results)
-        except Exception as exc:  # the live search must never cost the answer
+        except Exception:  # the live search must never cost the answer
             logger.exception("live_search_failed")
-            live = {"ran": True, "query": query, "error": f"{type(exc).__name__}: {exc}"}
+            live = {"ran": True, "query": query, "error": "the live search failed"}
         else:
             if outcome.unavailable:
                 cache.set(LIVE_SEARCH_DOWN_KEY, True, LIVE_SEARCH_BACKOFF_SECONDS)
             logger.info(
                 "live_pubmed_search", query=query, found=outcome.found, new=outcome.new, errors=len(outcome.errors)
             )
+            if outcome.errors:
+                logger.warning("live_pubmed_search_errors", query=query, errors=outcome.errors)
             live = {
                 "ran": True,
                 "query": query,
@@ -356,6 +365,7 @@ def search_live(run: AnswerRun) -> TraceStep:
                 "new": outcome.new,
                 "pmids": outcome.pmids,
                 "errors": outcome.errors[:3],
+                "unavailable": outcome.unavailable,
             }
     run.live = live
     if live.get("ran") and not live.get("error"):
@@ -368,6 +378,6 @@ def search_live(run: AnswerRun) -> TraceStep:
             if live.get("ran") and not live.get("error")
             else f"Not run: {live.get('reason') or live.get('error')}"
         )
-        + (f"; errors: {'; '.join(live['errors'])}" if live.get("errors") else ""),
+        + (f"; {_live_errors_for_people(live)}" if live.get("errors") else ""),
         live,
     )

@@ -8,6 +8,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import anthropic
+import structlog
 
 from chat.prompts import wrap_tool_result
 from chat.providers.base import (
@@ -20,6 +21,8 @@ from chat.providers.base import (
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
 from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
+
+logger = structlog.get_logger(__name__)
 
 
 def _error_detail(exc: anthropic.APIStatusError) -> tuple[int, str]:
@@ -197,7 +200,8 @@ class AnthropicProvider:
         if isinstance(exc, anthropic.APITimeoutError):
             return ProviderError("llm_timeout", f"Anthropic did not answer within {self.timeout:g} s (timeout).")
         if isinstance(exc, anthropic.APIConnectionError):
-            return ProviderError("llm_unreachable", f"Anthropic could not be reached: {exc}.")
+            logger.warning("anthropic_unreachable", error=f"{type(exc).__name__}: {exc}")
+            return ProviderError("llm_unreachable", "Anthropic could not be reached.")
         if isinstance(exc, anthropic.APIStatusError):
             status, detail = _error_detail(exc)
             return status_error(provider=self.name, status=status, detail=detail)

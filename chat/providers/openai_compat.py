@@ -6,6 +6,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 import openai
+import structlog
 
 from chat.prompts import wrap_tool_result
 from chat.providers.base import (
@@ -18,6 +19,8 @@ from chat.providers.base import (
 from chat.providers.json_output import JSON_SYSTEM_PROMPT, json_request_prompt, parse_json_object
 from chat.providers.tool_loop import ModelTurn, ToolCall, TurnRequest, run_tool_loop
 from chat.tools import ToolResult
+
+logger = structlog.get_logger(__name__)
 
 
 def _function_tools(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -179,9 +182,10 @@ class OpenAICompatibleProvider:
                 "llm_timeout", f"The OpenAI-compatible server did not answer within {self.timeout:g} s (timeout)."
             )
         if isinstance(exc, openai.APIConnectionError):
-            return ProviderError(
-                "llm_unreachable", f"The OpenAI-compatible server at {self.base_url} could not be reached: {exc}."
+            logger.warning(
+                "openai_compatible_unreachable", base_url=self.base_url, error=f"{type(exc).__name__}: {exc}"
             )
+            return ProviderError("llm_unreachable", "The language model server could not be reached.")
         if isinstance(exc, openai.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
             error = body.get("error", body)

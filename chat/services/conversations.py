@@ -21,6 +21,7 @@ from chat.answer_settings import AnswerSettings, answer_settings
 from chat.models import Conversation, ConversationApp, Message, MessageRole
 from chat.pipeline import MAX_QUESTION_CHARS, AnswerResult, DoneEvent, PipelineEvent, answer_events
 from chat.selectors import conversation_history
+from config.inputs import check_no_nul
 
 logger = structlog.get_logger(__name__)
 
@@ -53,7 +54,7 @@ def check_question(text: Any) -> str:
     """Return the question stripped, or raise ValidationError saying what is wrong with it."""
     if not isinstance(text, str):
         raise ValidationError("The question must be text.", code="invalid")
-    question = text.strip()
+    question = check_no_nul(text.strip(), field="The question")
     if not question:
         raise ValidationError("Type a question first: the question is empty.", code="blank")
     if len(question) > MAX_QUESTION_CHARS:

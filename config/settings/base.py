@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "import_export",
+    "axes",
     "csp",
     "evidence",
     "pubmed",
@@ -79,6 +81,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -106,7 +110,27 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # First, so a locked-out username or address is refused before its password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
+
+# --- Login throttling (django-axes) ------------------------------------------------------------
+# Failed log-ins (site and admin) are counted per username and per client address, in the database,
+# so every web process shares the counts; either one reaching the limit locks out further attempts
+# (HTTP 429) until the cool-off ends. A successful log-in clears that username's and address's count.
+AXES_ENABLED = env.bool("LOGIN_THROTTLE_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # lockouts are still logged; routine attempt bookkeeping is not
+# The client address is REMOTE_ADDR: behind a proxy, let the server set it from the proxy's header
+# (uvicorn's --forwarded-allow-ips), or every client would share the proxy's address and its count.
 LOGIN_REDIRECT_URL = "/chat/"
 LOGOUT_REDIRECT_URL = "/library/"
 

@@ -73,18 +73,18 @@ def _numbers(spec: str) -> list[int]:
     numbers: list[int] = []
     for part in re.split(r"\s*(?:,|;|&|and)\s*", spec):
         bounds = re.split(r"\s*[\u2013-]\s*", part)
-        if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
+        if len(bounds) == 2 and bounds[0].isdecimal() and bounds[1].isdecimal():
             low, high = int(bounds[0]), int(bounds[1])
             if 0 < high - low < 20:
                 numbers.extend(range(low, high + 1))
                 continue
-        numbers.extend(int(bound) for bound in bounds if bound.isdigit())
+        numbers.extend(int(bound) for bound in bounds if bound.isdecimal())
     return numbers
 
 
 def _resolve_citation_part(part: str, evidence: EvidenceSet) -> EvidenceSource | None:
     part = part.strip()
-    if part.isdigit():
+    if part.isdecimal():
         return evidence.number(int(part))
     match = _CITATION_PART.match(part)
     if not match:

@@ -29,7 +29,7 @@ class CitationMetrics:
 
 def cited_passages(citation: str, sources: Sequence[Passage]) -> list[Passage]:
     """Return the sources a citation names: '3' is the third source; 'pmid:123' or 'pmid:123:0' by id."""
-    if citation.isdigit():
+    if citation.isdecimal():
         number = int(citation)
         return [sources[number - 1]] if 0 < number <= len(sources) else []
     exact = [s for s in sources if f"{s.doc_id}:{s.chunk_id}" == citation]

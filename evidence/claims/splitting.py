@@ -81,7 +81,7 @@ def citation_markers(text: str) -> tuple[str, ...]:
             cited.extend(part.strip() for part in body.split(":", 1)[1].split(",") if part.strip())
             continue
         for part in re.split(r"\s*[,;]\s*", body):
-            bounds = [int(b) for b in re.split(r"\s*[\u2013-]\s*", part) if b.isdigit()]
+            bounds = [int(b) for b in re.split(r"\s*[\u2013-]\s*", part) if b.isdecimal()]
             if len(bounds) == 2 and 0 < bounds[1] - bounds[0] < 20:
                 cited.extend(str(n) for n in range(bounds[0], bounds[1] + 1))
             else:

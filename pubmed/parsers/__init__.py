@@ -75,6 +75,9 @@ def parse_file(path: Path) -> list[AbstractRecord]:
         if kind == "xml":
             return parse_pubmed_xml(data)
         text = data.decode("utf-8-sig")
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise PubmedParseError(f"Line {line}: contains a NUL byte, which cannot be stored; remove it.")
         return parse_medline(text) if kind == "medline" else parse_jsonl(text)
     except UnicodeDecodeError as exc:
         raise PubmedParseError(f"{path}: not UTF-8 text ({exc.reason}).") from exc

@@ -22,6 +22,16 @@ def _string_list(value: object, *, line_number: int, key: str) -> list[str]:
     raise PubmedParseError(f"Line {line_number}: {key!r} must be a list of strings or a ';'-separated string.")
 
 
+def _reject_nul(obj: dict[str, object], *, line_number: int) -> None:
+    """Raise PubmedParseError naming the first key whose text holds a NUL character (PostgreSQL cannot store it)."""
+    for key, value in obj.items():
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            raise PubmedParseError(
+                f"Line {line_number}: {key!r} contains a NUL character (\\u0000), which cannot be stored; remove it."
+            )
+
+
 def parse_jsonl_line(line: str, *, line_number: int) -> AbstractRecord:
     """Parse one JSONL object with pmid, title, abstract[, authors, journal, pub_date, mesh_terms]."""
     try:
@@ -30,6 +40,7 @@ def parse_jsonl_line(line: str, *, line_number: int) -> AbstractRecord:
         raise PubmedParseError(f"Line {line_number}: not valid JSON ({exc.msg}).") from exc
     if not isinstance(obj, dict):
         raise PubmedParseError(f"Line {line_number}: expected a JSON object.")
+    _reject_nul(obj, line_number=line_number)
     missing = [key for key in ("pmid", "title", "abstract") if key not in obj]
     if missing:
         raise PubmedParseError(f"Line {line_number}: missing required key(s) {', '.join(missing)}.")

@@ -120,7 +120,7 @@ def _pub_date(node: etree._Element | None) -> tuple[str, date | None, int | None
     year_text = _text(node.find("Year"))
     month = _text(node.find("Month")) or _text(node.find("Season"))
     day = _text(node.find("Day"))
-    if month.isdigit() and month_number(month):
+    if month.isdecimal() and month_number(month):
         month = calendar.month_abbr[int(month)]
     raw = " ".join(part for part in (year_text, month, day) if part)
     parsed, parsed_year = parse_pub_date(raw)

@@ -83,7 +83,7 @@ def clean_text(text: str) -> str:
 
 def month_number(token: str) -> int | None:
     token = token.strip().lower()
-    if token.isdigit() and 1 <= int(token) <= 12:
+    if token.isdecimal() and 1 <= int(token) <= 12:
         return int(token)
     return _MONTHS.get(token[:3]) or _SEASONS.get(token)
 
@@ -104,7 +104,7 @@ def parse_pub_date(raw: str) -> tuple[date | None, int | None]:
     parts = re.split(r"[\s/\-]+", rest) if rest else []
     month = month_number(parts[0]) if parts else None
     day = None
-    if month and len(parts) > 1 and parts[1].isdigit():
+    if month and len(parts) > 1 and parts[1].isdecimal():
         day = int(parts[1])
         if not 1 <= day <= calendar.monthrange(year, month)[1]:
             day = None

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from config.inputs import check_no_nul
 from pubmed.models import TablizerSnapshot
 from pubmed.services.tablizer import tablizer_search
 
@@ -45,6 +46,7 @@ def check_snapshot_label(*, label: Any) -> str:
     label = " ".join(label.split()) if isinstance(label, str) else ""
     if not label:
         raise ValidationError("Give the snapshot a label, e.g. Before adding the RCT filter.", code="blank")
+    check_no_nul(label, field="The label")
     if len(label) > LABEL_MAX_CHARS:
         raise ValidationError(
             f"The label is {len(label)} characters long; keep it to {LABEL_MAX_CHARS}.", code="max_length"
@@ -59,7 +61,8 @@ def snapshot_save(
     label = check_snapshot_label(label=label)
     if TablizerSnapshot.objects.filter(user=user).count() >= MAX_SNAPSHOTS:
         raise ValidationError(f"You have {MAX_SNAPSHOTS} snapshots, the most kept; delete some first.", code="too_many")
-    result = tablizer_search(query=query, year_from=year_from, year_to=year_to, rows=rows)
+    # A snapshot records what PubMed matched; the local store is no stand-in for it.
+    result = tablizer_search(query=query, year_from=year_from, year_to=year_to, rows=rows, local_fallback=False)
     with transaction.atomic():
         return TablizerSnapshot.objects.create(
             user=user,

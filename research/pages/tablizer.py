@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.http import QueryDict
 from django.urls import reverse
 
+from config.inputs import parse_ascii_int
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
@@ -20,7 +21,7 @@ from pubmed.selectors import (
     sort_abstracts,
 )
 from pubmed.services.snapshots import snapshots_compare
-from pubmed.services.tablizer import tablizer_search
+from pubmed.services.tablizer import PUBMED_REFUSED_MESSAGE, PUBMED_UNREACHABLE_MESSAGE, tablizer_search
 from research import selectors
 from research.context import ItemError, ItemRecord, PageContext, PageItem
 from research.registries import page_get
@@ -89,9 +90,9 @@ def parse_state(state: str) -> dict[str, Any]:
 def compare_ids(state: str) -> tuple[int, int] | None:
     """Return the two snapshot ids of compare mode (`compare_a`, `compare_b`), or None when not comparing."""
     data = QueryDict(state or "")
-    first, second = data.get("compare_a", ""), data.get("compare_b", "")
-    if first.isdigit() and second.isdigit():
-        return int(first), int(second)
+    first, second = parse_ascii_int(data.get("compare_a", "")), parse_ascii_int(data.get("compare_b", ""))
+    if first is not None and second is not None:
+        return first, second
     return None
 
 
@@ -177,9 +178,13 @@ def build_context(*, state: str, user: Any) -> PageContext:
             result = tablizer_search(
                 query=data["q"], year_from=data["year_from"], year_to=data["year_to"], rows=data["n"]
             )
-        except (EutilsError, ValueError) as exc:
-            context.error = f"PubMed search failed: {exc}"
+        except ValueError as exc:
+            context.error = str(exc)
+        except EutilsError:
+            context.error = PUBMED_REFUSED_MESSAGE
         else:
+            if result.from_local_store:
+                context.error = PUBMED_UNREACHABLE_MESSAGE
             context.total = result.count
             translation = result.query_translation
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")

@@ -93,7 +93,7 @@ def trial_search_cached(**search: Any) -> StudyPage:
 
 
 def _start_year(summary: StudySummary) -> int | None:
-    return int(summary.start_date[:4]) if summary.start_date[:4].isdigit() else None
+    return int(summary.start_date[:4]) if summary.start_date[:4].isdecimal() else None
 
 
 def study_item(summary: StudySummary) -> PageItem:
@@ -181,7 +181,7 @@ def build_context(*, state: str, user: Any) -> PageContext:
                     context.total = result.total_count
                 summaries.extend(result.studies)
         except CtgovError as exc:
-            context.error = str(exc)
+            context.error = trial_services.ctgov_error_message(exc, what="trial search")
     seen: set[str] = set()
     for summary in summaries:
         if summary.nct_id not in seen:
@@ -201,7 +201,7 @@ def load_items(*, item_ids: list[str]) -> dict[str, ItemRecord | ItemError]:
         try:
             details = trial_services.get_trial(nct_id=nct_id)
         except CtgovError as exc:
-            records[nct_id] = ItemError(nct_id, str(exc))
+            records[nct_id] = ItemError(nct_id, trial_services.ctgov_error_message(exc, what=nct_id))
             continue
         records[nct_id] = ItemRecord(nct_id, details.trial.brief_title, details.text)
     return records

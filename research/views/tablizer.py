@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -12,8 +13,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.inputs import parse_ascii_int
 from evidence.levels import EvidenceLevel
-from pubmed.clients import EutilsError
+from pubmed.clients import EutilsError, EutilsUnavailable
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
 from pubmed.selectors import (
@@ -25,16 +27,24 @@ from pubmed.selectors import (
     sort_abstracts,
 )
 from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
-from pubmed.services.tablizer import PAGE_ROWS, tablizer_search
+from pubmed.services.tablizer import (
+    PAGE_ROWS,
+    PUBMED_REFUSED_MESSAGE,
+    PUBMED_UNREACHABLE_MESSAGE,
+    tablizer_search,
+)
 from research.charts import year_histogram
 from research.page import research_context
 from research.pages.tablizer import compare_ids, compared_snapshots, parse_state, state_query
 from research.views.htmx import htmx_reload, is_htmx
 
+logger = structlog.get_logger(__name__)
+
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
            ("year", "Year"), ("level", "Level of evidence"), ("type", "Publication type")]
 
 
+@login_required
 def tablizer(request: HttpRequest) -> HttpResponse:
     form = TablizerForm(request.GET or None)
     context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None, "levels": EvidenceLevel.choices,
@@ -47,9 +57,14 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             result = tablizer_search(
                 query=data["q"], year_from=data["year_from"], year_to=data["year_to"], rows=data["n"]
             )
-        except (EutilsError, ValueError) as exc:
-            messages.error(request, f"PubMed search failed: {exc}")
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        except EutilsError as exc:
+            logger.warning("tablizer_search_refused", query=data["q"], error=str(exc))
+            messages.error(request, PUBMED_REFUSED_MESSAGE)
         else:
+            if result.from_local_store:
+                messages.warning(request, PUBMED_UNREACHABLE_MESSAGE)
             params = request.GET.copy()
             searched = dict(data)
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
@@ -72,14 +87,21 @@ def tablizer(request: HttpRequest) -> HttpResponse:
         for field in form:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
+    status = 400 if form.is_bound and form.errors else 200
+    for name in ("compare_a", "compare_b"):
+        value = request.GET.get(name, "").strip()
+        if value and parse_ascii_int(value) is None:
+            messages.error(request, f"{name} must be the number of one of your snapshots (digits 0-9), got {value!r}.")
+            status = 400
     context.update(_research(request, searched=searched, rows=rows))
-    if is_htmx(request) and context["result"] is not None and not context["comparison"]:
+    result = context["result"]
+    if is_htmx(request) and result is not None and not result.from_local_store and not context["comparison"]:
         # "Load more" asked for n rows: answer with the longer results, focusing the first row it added.
         context["first_new"] = max(searched["n"] - PAGE_ROWS, 0)
         return render(request, "research/_tablizer_more.html", context)
-    if is_htmx(request):  # the search failed or changed: the messages and the page show why
+    if is_htmx(request):  # the search failed, fell back to the local store or changed: the page shows why
         return htmx_reload(request)
-    return render(request, "research/tablizer.html", context)
+    return render(request, "research/tablizer.html", context, status=status)
 
 
 def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abstract]) -> dict[str, Any]:
@@ -140,8 +162,14 @@ def snapshot_create(request: HttpRequest) -> HttpResponse:
         )
     except ValidationError as exc:
         messages.error(request, exc.messages[0])
-    except (EutilsError, ValueError) as exc:
-        messages.error(request, f"PubMed search failed: {exc}")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    except EutilsUnavailable as exc:
+        logger.warning("snapshot_pubmed_unreachable", query=data["q"], error=str(exc))
+        messages.error(request, "PubMed could not be reached, so the snapshot was not saved; try again.")
+    except EutilsError as exc:
+        logger.warning("snapshot_search_refused", query=data["q"], error=str(exc))
+        messages.error(request, PUBMED_REFUSED_MESSAGE)
     else:
         messages.success(request, f"Saved the snapshot {snapshot.label!r} ({snapshot.count} results).")
     return redirect(_back(state, "snapshots"))

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.models import Message
 from chat.services.conversations import AnswerSaved, QuestionSaved, check_question, conversation_create
 from chat.streaming import event_stream_response, reply_stream, wants_stream
+from config.inputs import parse_ascii_int
 from research import selectors
 from research.ai_column_runs import ai_column_run_start
 from research.ai_columns import (
@@ -79,11 +80,18 @@ def tray_ask(request: HttpRequest, page: str) -> HttpResponseBase:
         question = check_question(request.POST.get("question", ""))
     except ValidationError as exc:
         return _error(request, code=exc.code or "invalid", message=exc.messages[0], status=400, back=back)
-    conversation_id = request.POST.get("conversation", "")
+    conversation_field = request.POST.get("conversation", "").strip()
+    conversation_id = parse_ascii_int(conversation_field)
+    if conversation_field and conversation_id is None:
+        return _error(
+            request,
+            code="invalid",
+            message=f"conversation must be the number of one of your conversations, got {conversation_field!r}.",
+            status=400,
+            back=back,
+        )
     conversation = selectors.tray_conversation(
-        user=request.user,
-        page=research_page.name,
-        conversation_id=int(conversation_id) if conversation_id.isdigit() else None,
+        user=request.user, page=research_page.name, conversation_id=conversation_id
     ) or conversation_create(user=request.user, app=research_page.name)
     if wants_stream(request):
         events = tray_reply_events(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -15,6 +16,7 @@ from research.views.htmx import htmx_reload, is_htmx
 from research.views.tray import STATE_MAX_CHARS
 from trials.clients import CtgovError
 from trials.forms import TrialSearchForm
+from trials.services import ctgov_error_message
 
 
 def _load_more_query(request: HttpRequest, token: str) -> str:
@@ -36,6 +38,7 @@ def _appended_state(request: HttpRequest, search: dict[str, Any], token: str | N
     return state_query(search, tokens=(token,))
 
 
+@login_required
 @require_GET
 def trialscout(request: HttpRequest) -> HttpResponse:
     # Only the search fields bind the form: ?conversation= or ?ai_3=yes alone is not a search.
@@ -50,7 +53,7 @@ def trialscout(request: HttpRequest) -> HttpResponse:
             page = trial_search_cached(**search)
         except CtgovError as exc:
             # Upstream trouble is a message on the page, never an error page: the search stays editable.
-            context["error"] = str(exc)
+            context["error"] = ctgov_error_message(exc, what="trial search")
         else:
             context["page"] = page
             context["continued"] = bool(form.cleaned_data["page_token"])

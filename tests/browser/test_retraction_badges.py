@@ -27,10 +27,11 @@ def colchicine_search(abstracts, esearch_serving):  # noqa: F811
 
 
 def test_tablizer_and_abstract_page_show_retracted_and_level_badges(
-    live_server, colchicine_search, browser  # noqa: F811
+    live_server, clinician, colchicine_search, browser  # noqa: F811
 ) -> None:
     page = browser.new_page()
     page.set_default_timeout(15000)
+    log_in(page, live_server.url)  # the Tablizer and the abstract page call PubMed, so they need an account
     page.goto(f"{live_server.url}/tablizer/?q=colchicine")
     retracted_row = page.locator('tr[data-item="99000001"]')
     badge = retracted_row.locator(".badge.retracted")

@@ -126,7 +126,8 @@ def test_search_failure_is_logged_and_the_library_still_answers(library, stored_
     )
     assert result.references[0]["pmid"] == "36027570"
     retrieve = next(step for step in result.trace if step["step"] == "retrieve")
-    assert retrieve["detail"] == "Search failed (RuntimeError: vector index missing); continuing with the library only"
+    assert retrieve["detail"] == "The search of stored abstracts failed; continuing with the library only"
+    assert retrieve["data"]["error"] == "RuntimeError: vector index missing"  # for the API trace and the log
     assert len(events(caplog, "retrieval_failed")) == 1
 
 

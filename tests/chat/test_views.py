@@ -247,3 +247,38 @@ def test_an_abstention_offers_a_tablizer_search_and_lists_removed_statements(cli
     assert 'href="/tablizer/?q=metformin%20eGFR%2035"' in page
     assert "Why RED: the answer abstains: no admitted evidence addresses the question." in page
     assert "1 statement removed as unsupported" in page and "<q>Metformin is safe.</q>: no citation" in page
+
+
+def test_an_unreachable_pubmed_is_told_plainly_on_the_answer_page(client, user, library):
+    # The autouse fixture points E-utilities at a closed port on 127.0.0.1: every live search is refused.
+    client.force_login(user)
+    question = "What is the best topical treatment for plantar warts in children?"
+    response = client.post("/chat/new/", {"question": question})
+    assert response.status_code == 302
+    page = client.get(response["Location"].split("#")[0]).content.decode()
+    assert "the live PubMed search could not run (PubMed could not be reached)" in page
+    assert "PubMed could not be reached, so only stored evidence was used" in page  # in "How this answer was built"
+    for raw in ("Errno", "Connection refused", "ConnectError", "E-utilities", "esearch"):
+        assert raw not in page, raw
+
+
+def test_a_stream_that_breaks_tells_the_reader_plainly_and_logs_the_detail(caplog):
+    from chat.streaming import reply_stream
+
+    def events():
+        raise RuntimeError("connection to server at 127.0.0.1 failed: [Errno 111] Connection refused")
+        yield  # a generator, as the reply service's is
+
+    body = b"".join(reply_stream(events(), meta=dict, done=dict)).decode()
+    assert parse_sse(body) == [
+        (
+            "error",
+            {
+                "code": "internal_error",
+                "message": "The answer could not be finished because of a problem on our side; your question is "
+                "saved. Reload the page to see it, and ask again.",
+            },
+        )
+    ]
+    assert "Errno" not in body and "RuntimeError" not in body
+    assert any("answer_stream_failed" in str(record.msg) for record in caplog.records)

@@ -68,6 +68,15 @@ def test_viewer_sees_the_library_but_cannot_change_it(client, viewer):
     assert study.title == "Original"
 
 
+@pytest.mark.parametrize("ids", [("{pk}", "²"), ("²", "1"), ("{pk}", "٣")])
+def test_a_history_version_that_is_not_a_number_is_404(client, curator, ids):
+    study = StudyFactory()
+    client.force_login(curator)
+    object_id, version_id = (part.format(pk=study.pk) for part in ids)
+    response = client.get(f"/admin/evidence/study/{object_id}/history/{version_id}/")
+    assert response.status_code == 404
+
+
 def test_non_staff_user_is_sent_to_admin_login(client):
     client.force_login(UserFactory(username="clinician"))
     response = client.get(reverse("admin:evidence_study_changelist"))

@@ -90,7 +90,7 @@ def test_list_filters(api, query, expected):
     [
         ("strength=strong", "strength: Unknown strength 'strong'; use one of low, moderate, high."),
         ("context=maybe", "context: Unknown context 'maybe'; use one of positive, negative, both, monitoring."),
-        ("year=20x4", "year: year must be a four-digit year, got '20x4'."),
+        ("year=20x4", "year: year must be a four-digit year between 1900 and 2100 in digits 0-9, got '20x4'."),
     ],
 )
 def test_bad_filters_are_400_with_the_error_envelope(api, query, message):

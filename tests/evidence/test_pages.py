@@ -33,7 +33,7 @@ def test_library_search_and_filters_narrow_results(client):
 def test_library_explains_a_bad_filter_instead_of_failing(client):
     StudyFactory(study_name="DYNAMIC")
     response = client.get(reverse("evidence:library"), {"strength": "enormous"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "Unknown strength &#x27;enormous&#x27;; use one of low, moderate, high." in response.content.decode()
 
 

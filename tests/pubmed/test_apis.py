@@ -116,3 +116,12 @@ def test_ingestion_with_ncbi_down_is_recorded_as_failed(api: APIClient, user: ob
     progress = api.get(response.json()["url"]).json()
     assert progress["status"] == "failed"
     assert progress["errors"][0].startswith("esearch 'covid': NCBI E-utilities esearch.fcgi failed after 4 attempts")
+
+
+def test_tablizer_api_reports_pubmed_down_as_503_not_local_rows(api: APIClient, user: object,
+                                                                 fake_eutils: FakeEutils) -> None:
+    fake_eutils.respond("/esearch.fcgi", "down", status=503, content_type="text/plain")
+    api.force_authenticate(user)
+    response = api.get("/api/v1/tablizer/", {"q": "covid"})
+    assert response.status_code == 503
+    assert response.json()["error"]["message"].startswith("PubMed search failed: NCBI E-utilities esearch.fcgi")

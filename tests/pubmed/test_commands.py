@@ -79,6 +79,23 @@ def test_ingest_pubmed_errors(fake_eutils: FakeEutils) -> None:
         _run("ingest_pubmed", "x", "--no-progress")
 
 
+def test_ingest_pubmed_that_ends_partial_exits_non_zero_with_counts_and_the_command_to_re_run(
+    fake_eutils: FakeEutils,
+) -> None:
+    fake_eutils.esearch_ids = {"trametinib melanoma": ["22663011", "99999999"]}  # NCBI has no record of the second
+    fake_eutils.serve()
+    with pytest.raises(CommandError) as raised:
+        _run("ingest_pubmed", "trametinib melanoma", "--max", "5", "--no-progress")
+    ingestion = Ingestion.objects.get()
+    assert ingestion.status == "partial"
+    assert str(raised.value) == (
+        f"Ingestion {ingestion.pk}: partial; 2 found, 1 new, {ingestion.embedded} chunk(s) embedded, 1 failed. "
+        "Re-run `manage.py ingest_pubmed 'trametinib melanoma' --max 5` to fetch the 1 PMID(s) that failed; "
+        "the ones stored now are skipped."
+    )
+    assert list(Abstract.objects.values_list("pmid", flat=True)) == ["22663011"]
+
+
 def test_reembed_and_search_abstracts_json(eutils_dir: Path) -> None:
     _run("load_abstracts", str(eutils_dir / "biomcp/efetch_pubmed_22663011.xml"),
          str(eutils_dir / "pubmed-client/efetch_pubmed_xml/31978945.xml"), "--no-embed")

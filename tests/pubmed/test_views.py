@@ -7,9 +7,17 @@ import re
 import pytest
 from django.test import Client
 
+from tests.factories import UserFactory
 from tests.pubmed.conftest import FakeEutils
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(client: Client) -> Client:
+    """Return the test client signed in: the abstract page may call PubMed, so it needs an account."""
+    client.force_login(UserFactory(username="reader"))
+    return client
 
 RESULTS = ["31978945", "22663011", "33515491", "28495875", "32887691"]
 
@@ -29,3 +37,15 @@ def test_abstract_view_shows_labelled_sections_and_links(client: Client, fake_eu
     assert "Antineoplastic Agents*" in html
     assert client.get("/tablizer/abstracts/40999999/").status_code == 404
     assert client.get("/tablizer/abstracts/not-a-pmid/").status_code == 404
+
+
+def test_abstract_view_when_pubmed_is_unreachable_says_so_plainly(client: Client, settings) -> None:
+    settings.NCBI_EUTILS_BASE_URL = "http://127.0.0.1:9/entrez/eutils/"  # nothing listens there
+    settings.NCBI_MAX_RETRIES = 0
+    response = client.get("/tablizer/abstracts/22663011/")
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert (
+        "PubMed could not be reached, so PMID 22663011 (not in the local store) cannot be shown; try again." in html
+    )
+    assert "Errno" not in html and "Connection refused" not in html and "E-utilities" not in html

@@ -160,6 +160,8 @@ def test_without_a_language_model_a_column_cannot_be_added_or_run(user, settings
         ({"name": "", "criteria": "Is it an RCT?", "kind": "boolean"}, {"name": ["Give the column a short name"]}),
         ({"name": "x" * 61, "criteria": "Is it?", "kind": "boolean"}, {"name": ["The name is 61 characters long"]}),
         ({"name": "RCT", "criteria": "?", "kind": "boolean"}, {"criteria": ["Write the criterion as a question"]}),
+        ({"name": "R\x00CT", "criteria": "Is it?", "kind": "boolean"}, {"name": ["The name contains a NUL character"]}),
+        ({"name": "RCT", "criteria": "Is it\x00?", "kind": "boolean"}, {"criteria": ["The criterion contains a NUL"]}),
         ({"name": "RCT", "criteria": "Is it?", "kind": "number"}, {"kind": ["The column type must be one of"]}),
         (
             {"name": "taken", "criteria": "Is it?", "kind": "text"},
@@ -273,3 +275,29 @@ def test_a_finished_run_is_not_run_again(research_llm, user) -> None:
 
     assert ai_column_run_execute(run_id=run.pk).status == AIColumnRunStatus.SUCCEEDED
     assert research_llm.row_requests == []
+
+
+@pytest.mark.django_db
+def test_a_job_the_broker_cannot_take_fails_with_a_plain_message(
+    research_llm, user, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    from kombu.exceptions import OperationalError
+
+    def broker_down(*args: object, **kwargs: object) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    # Only the hand-off to Celery is replaced: the run itself is stored in the real database.
+    monkeypatch.setattr("research.ai_column_runs.ai_column_run_task.delay", broker_down)
+    column = AIColumnFactory(user=user)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = ai_column_run_start(column=column, item_ids=["NCT04114136"])
+    assert run is not None
+    run.refresh_from_db()
+    assert run.status == AIColumnRunStatus.FAILED
+    assert run.errors == [
+        {
+            "item_id": "",
+            "code": "not_queued",
+            "message": "The job could not be queued because the task queue is not answering; try again in a minute.",
+        }
+    ]

@@ -119,6 +119,10 @@ def test_saving_a_snapshot_keeps_query_count_and_loaded_pmids(logged_in, user, a
     [
         ({"label": "", "state": "q=pten"}, "Give the snapshot a label, e.g. Before adding the RCT filter."),
         ({"label": "x" * 121, "state": "q=pten"}, "The label is 121 characters long; keep it to 120."),
+        (
+            {"label": "Before\x00", "state": "q=pten"},
+            "The label contains a NUL character (\\x00), which MedCite cannot store or search; remove it.",
+        ),
         ({"label": "Nothing", "state": ""}, "Run a search first: a snapshot saves the results of a search."),
     ],
 )

@@ -26,6 +26,13 @@ def colchicine_rows(abstracts, esearch_serving):
     return PMIDS
 
 
+@pytest.fixture
+def reader(client, user):
+    """The test client signed in: the Tablizer and the abstract page call PubMed, so they need an account."""
+    client.force_login(user)
+    return client
+
+
 def _rows(response) -> list[tuple[str, str, bool]]:
     """Return (PMID, level code, has a Retracted badge) for every Tablizer row, in order."""
     tree = lxml.html.fromstring(response.content.decode())
@@ -39,8 +46,8 @@ def _rows(response) -> list[tuple[str, str, bool]]:
     ]
 
 
-def test_rows_show_the_retracted_badge_and_a_level_badge(client, colchicine_rows):
-    response = client.get(reverse("research:tablizer"), {"q": "colchicine"})
+def test_rows_show_the_retracted_badge_and_a_level_badge(reader, colchicine_rows):
+    response = reader.get(reverse("research:tablizer"), {"q": "colchicine"})
     assert _rows(response) == [
         ("99000004", "cohort", False),
         ("99000001", "rct", True),
@@ -53,23 +60,23 @@ def test_rows_show_the_retracted_badge_and_a_level_badge(client, colchicine_rows
     assert tree.cssselect('tr[data-item="99000004"] .badge.concern')[0].text_content() == "Expression of concern"
 
 
-def test_rows_filter_and_sort_by_level(client, colchicine_rows):
+def test_rows_filter_and_sort_by_level(reader, colchicine_rows):
     url = reverse("research:tablizer")
-    assert [pmid for pmid, _, _ in _rows(client.get(url, {"q": "colchicine", "level": "rct"}))] == [
+    assert [pmid for pmid, _, _ in _rows(reader.get(url, {"q": "colchicine", "level": "rct"}))] == [
         "99000001", "22663011"
     ]
-    filtered = client.get(url, {"q": "colchicine", "level": ["rct", "cohort"]})
+    filtered = reader.get(url, {"q": "colchicine", "level": ["rct", "cohort"]})
     assert "(1 loaded article of other levels hidden by the level filter)" in " ".join(
         filtered.content.decode().split()
     )
-    by_level = _rows(client.get(url, {"q": "colchicine", "sort": "level"}))
+    by_level = _rows(reader.get(url, {"q": "colchicine", "sort": "level"}))
     assert [level for _, level, _ in by_level] == ["systematic_review", "rct", "rct", "cohort"]
-    weakest_first = _rows(client.get(url, {"q": "colchicine", "sort": "level", "dir": "desc"}))
+    weakest_first = _rows(reader.get(url, {"q": "colchicine", "sort": "level", "dir": "desc"}))
     assert [level for _, level, _ in weakest_first] == ["cohort", "rct", "rct", "systematic_review"]
 
 
-def test_unknown_level_is_reported_on_the_page(client, colchicine_rows):
-    response = client.get(reverse("research:tablizer"), {"q": "colchicine", "level": "anecdote"})
+def test_unknown_level_is_reported_on_the_page(reader, colchicine_rows):
+    response = reader.get(reverse("research:tablizer"), {"q": "colchicine", "level": "anecdote"})
     assert "Level of evidence: Select a valid choice. anecdote is not one of the available choices." in (
         response.content.decode()
     )
@@ -126,15 +133,15 @@ def test_tablizer_api_needs_a_login(client):
     assert set(response.json()["error"]) >= {"code", "message"}
 
 
-def test_abstract_page_shows_the_retraction_and_the_level(client, colchicine_rows):
-    page = client.get(reverse("pubmed:abstract-detail", args=["99000001"])).content.decode()
+def test_abstract_page_shows_the_retraction_and_the_level(reader, colchicine_rows):
+    page = reader.get(reverse("pubmed:abstract-detail", args=["99000001"])).content.decode()
     tree = lxml.html.fromstring(page)
     (banner,) = tree.cssselect(".retraction-banner")
     assert banner.cssselect(".badge.retracted")[0].text_content() == "Retracted"
     assert banner.cssselect("a")[0].get("href") == reverse("pubmed:abstract-detail", args=["99000003"])
     assert "Data could not be verified." in banner.text_content()
     assert tree.cssselect(".badge.level")[0].text_content() == "RCT"
-    inferred = lxml.html.fromstring(client.get(reverse("pubmed:abstract-detail", args=["22663011"])).content)
+    inferred = lxml.html.fromstring(reader.get(reverse("pubmed:abstract-detail", args=["22663011"])).content)
     assert inferred.cssselect(".badge.level")[0].get("data-level") == "rct"
 
 

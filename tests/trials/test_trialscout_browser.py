@@ -7,8 +7,12 @@ import shutil
 from collections.abc import Callable, Iterator
 
 import pytest
+from django.conf import settings as django_settings
+from django.test import Client
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
+
+from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,6 +36,20 @@ def browser() -> Iterator[object]:
 
 
 @pytest.fixture
+def session_cookie(transactional_db) -> str:
+    """Sign a researcher in before the browser starts (TrialScout needs an account) and return the cookie."""
+    client = Client()
+    client.force_login(UserFactory(username="dr-trialscout"))
+    return client.cookies[django_settings.SESSION_COOKIE_NAME].value
+
+
+def signed_in_context(browser, live_server, cookie: str, **options):
+    context = browser.new_context(**options)
+    context.add_cookies([{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
+    return context
+
+
+@pytest.fixture
 def phelan_pages(ctgov: HTTPServer, recording: Callable[[str], bytes], settings) -> HTTPServer:
     settings.CTGOV_PAGE_SIZE = 5
     pages = {
@@ -46,8 +64,10 @@ def phelan_pages(ctgov: HTTPServer, recording: Callable[[str], bytes], settings)
     return ctgov
 
 
-def test_load_more_appends_rows_in_place_until_the_end(browser, live_server, phelan_pages: HTTPServer) -> None:
-    page = browser.new_page()
+def test_load_more_appends_rows_in_place_until_the_end(
+    browser, live_server, phelan_pages: HTTPServer, session_cookie: str
+) -> None:
+    page = signed_in_context(browser, live_server, session_cookie).new_page()
     page.set_default_timeout(5000)
     start = f"{live_server.url}/trialscout/?condition=Phelan-McDermid+Syndrome"
     page.goto(start)
@@ -71,8 +91,10 @@ def test_load_more_appends_rows_in_place_until_the_end(browser, live_server, phe
     assert [request.args.get("pageToken") for request, _ in phelan_pages.log] == [None, PHELAN_TOKEN, PHELAN_TOKEN_2]
 
 
-def test_load_more_without_javascript_opens_the_next_page(browser, live_server, phelan_pages: HTTPServer) -> None:
-    context = browser.new_context(java_script_enabled=False)
+def test_load_more_without_javascript_opens_the_next_page(
+    browser, live_server, phelan_pages: HTTPServer, session_cookie: str
+) -> None:
+    context = signed_in_context(browser, live_server, session_cookie, java_script_enabled=False)
     page = context.new_page()
     page.set_default_timeout(5000)
     page.goto(f"{live_server.url}/trialscout/?condition=Phelan-McDermid+Syndrome")

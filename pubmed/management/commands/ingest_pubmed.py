@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from pubmed.clients import EutilsError
+from pubmed.models import IngestionStatus
 from pubmed.services.ingest import MAX_PER_QUERY, IngestionInputError, ingestion_create, ingestion_run
 
 
@@ -47,6 +49,12 @@ class Command(BaseCommand):
             f"Ingestion {ingestion.pk}: {ingestion.status}; {ingestion.found} found, {ingestion.new} new, "
             f"{ingestion.embedded} chunk(s) embedded, {ingestion.failed} failed."
         )
-        if ingestion.status == "failed":
+        if ingestion.status == IngestionStatus.PARTIAL:
+            # Stored PMIDs are skipped on a second run, so re-running the same command fetches only the failures.
+            raise CommandError(
+                f"{message} Re-run `manage.py ingest_pubmed {shlex.quote(query)} --max {max_results}` "
+                f"to fetch the {ingestion.failed} PMID(s) that failed; the ones stored now are skipped."
+            )
+        if ingestion.status == IngestionStatus.FAILED:
             raise CommandError(message)
         self.stdout.write(self.style.SUCCESS(message))

@@ -12,6 +12,11 @@ from tests.pubmed.conftest import FakeEutils
 
 pytestmark = pytest.mark.django_db
 
+PUBMED_UNREACHABLE_MESSAGE = "PubMed could not be reached; results shown are from the local store; try again."
+PUBMED_REFUSED_MESSAGE = (
+    "PubMed could not run this search; check the query (field tags such as [tiab] or [mesh], quotes and "
+    "brackets) and try again."
+)
 RESULTS = ["31978945", "22663011", "33515491", "28495875", "32887691"]
 
 
@@ -81,13 +86,35 @@ def test_ncbi_errors_become_messages_not_500s(client: Client, fake_eutils: FakeE
     response = client.get("/tablizer/", {"q": "covid"})
     assert response.status_code == 200
     html = response.content.decode()
-    assert "PubMed search failed: NCBI E-utilities esearch.fcgi failed after 4 attempts" in html
-    assert 'class="message error"' in html
+    assert f'<li class="message warning">{PUBMED_UNREACHABLE_MESSAGE}</li>' in html
+    assert "0 stored articles match (local store, not PubMed); showing 0." in html
+    assert "E-utilities" not in html and "503" not in html
+
+
+def test_unreachable_pubmed_shows_stored_articles_and_a_plain_message(
+    client: Client, abstracts: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The autouse fixture points E-utilities at a closed port on 127.0.0.1: the connection is refused.
+    response = client.get("/tablizer/", {"q": "melanoma"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'<li class="message warning">{PUBMED_UNREACHABLE_MESSAGE}</li>' in html
+    assert "Errno" not in html and "Connection refused" not in html and "ConnectError" not in html
+    assert _pmids_in_table(html) == ["22663011"]  # the stored melanoma trial, found by full text
+    assert "1 stored article matches (local store, not PubMed); showing 1." in html
+    assert "Load more" not in html
+
+
+def test_a_query_pubmed_refuses_is_a_plain_message(client: Client, fake_eutils: FakeEutils) -> None:
+    fake_eutils.respond("/esearch.fcgi", "Invalid query syntax", status=400, content_type="text/plain")
+    html = client.get("/tablizer/", {"q": "melanoma[badtag"}).content.decode()
+    assert f'<li class="message error">{PUBMED_REFUSED_MESSAGE}</li>' in html
+    assert "HTTP 400" not in html and "Invalid query syntax" not in html
 
 
 def test_bad_form_input_is_a_message(client: Client) -> None:
     response = client.get("/tablizer/", {"q": "covid", "year_from": "2020", "year_to": "2001"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "The start year 2020 is after the end year 2001." in response.content.decode()
 
 
@@ -118,4 +145,4 @@ def test_load_more_for_htmx_reloads_the_whole_page_when_pubmed_fails(client: Cli
     assert response.status_code == 204
     assert response["HX-Redirect"] == "/tablizer/?q=q&n=22"
     follow = client.get(response["HX-Redirect"]).content.decode()
-    assert "PubMed search failed" in follow
+    assert PUBMED_UNREACHABLE_MESSAGE in follow

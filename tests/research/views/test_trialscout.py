@@ -189,11 +189,25 @@ def test_ctgov_failure_is_a_message_on_the_page_not_an_error_page(client, ctgov:
     assert response.status_code == 200
     doc = page(response)
     assert doc.cssselect("#trial-search-error")[0].text_content() == (
-        "ClinicalTrials.gov is failing (HTTP 503) (3 attempts); try again in a few minutes."
+        "ClinicalTrials.gov is not answering right now; try again in a few minutes."
     )
     assert doc.cssselect("#trial-search-error")[0].get("role") == "alert"
     assert doc.cssselect("input[name=condition]")[0].get("value") == "melanoma"
     assert len(ctgov.log) == 3
+
+
+def test_unreachable_ctgov_is_a_plain_message_without_the_socket_error(client, settings) -> None:
+    settings.CTGOV_BASE_URL = "http://127.0.0.1:9/api/v2/"  # nothing listens there
+    settings.CTGOV_MAX_RETRIES = 0
+
+    response = client.get("/trialscout/", {"condition": "melanoma"})
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert page(response).cssselect("#trial-search-error")[0].text_content() == (
+        "ClinicalTrials.gov is not answering right now; try again in a few minutes."
+    )
+    assert "ConnectError" not in html and "Errno" not in html
 
 
 def test_rejected_search_shows_ctgov_reason(client, ctgov: HTTPServer) -> None:

@@ -1,0 +1,109 @@
+"""Who may spend the NCBI and ClinicalTrials.gov budgets, and how failed log-ins are throttled."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from pytest_httpserver import HTTPServer
+
+from tests.factories import UserFactory
+from tests.pubmed.conftest import FakeEutils, efetch_files, eutils_dir, fake_eutils, recorded_articles  # noqa: F401
+from tests.trials.conftest import _ctgov_server, ctgov  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(autouse=True)
+def _fast_hashing(settings) -> None:
+    # Every counted attempt checks a password; the production hasher would make this file slow, not stricter.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/tablizer/?q=melanoma", "/tablizer/abstracts/22663011/", "/trialscout/?condition=melanoma",
+     "/trialscout/NCT04114136/"],
+)
+def test_anonymous_visitors_cannot_make_pages_call_pubmed_or_ctgov(
+    client: Client, fake_eutils: FakeEutils, ctgov: HTTPServer, url: str  # noqa: F811
+) -> None:
+    fake_eutils.serve()
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+    assert fake_eutils.seen == []
+    assert ctgov.log == []
+
+
+def test_signed_in_users_search_pubmed_from_the_tablizer(client: Client, fake_eutils: FakeEutils) -> None:  # noqa: F811
+    fake_eutils.esearch_ids = {"melanoma": ["22663011"]}
+    fake_eutils.serve()
+    client.force_login(UserFactory(username="researcher"))
+    assert client.get("/tablizer/", {"q": "melanoma"}).status_code == 200
+    assert [seen.path for seen in fake_eutils.seen] == ["/esearch.fcgi", "/efetch.fcgi"]
+
+
+def test_the_library_stays_open_to_anonymous_readers(client: Client) -> None:
+    assert client.get("/library/").status_code == 200
+
+
+def _log_in(client: Client, username: str, password: str, *, address: str = "10.0.0.1", path: str = "/accounts/login/"):
+    return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_the_login_page_exists_and_a_right_password_signs_in(client: Client) -> None:
+    UserFactory(username="demo")
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    assert 'name="username"' in page.content.decode() and 'name="password"' in page.content.decode()
+    response = _log_in(client, "demo", PASSWORD)
+    assert (response.status_code, response["Location"]) == (302, "/chat/")
+
+
+def test_fifteen_wrong_passwords_in_a_few_seconds_are_locked_out_from_the_fifth(client: Client) -> None:
+    UserFactory(username="dr-ada")
+    # Sent back to back, as a password-guessing script does (the issue saw 15 in 6 s, all answered 200).
+    statuses = [_log_in(client, "dr-ada", f"wrong-{n}").status_code for n in range(15)]
+    # The fifth failure reaches LOGIN_FAILURE_LIMIT (5) and is answered with the lockout page.
+    assert statuses == [200] * 4 + [429] * 11
+    locked = _log_in(client, "dr-ada", PASSWORD)
+    assert locked.status_code == 429  # even the right password waits for the cool-off
+    assert "Too many log-in attempts" in locked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_failures_are_counted_per_username_across_addresses(client: Client) -> None:
+    UserFactory(username="dr-ada")
+    statuses = [_log_in(client, "dr-ada", "wrong", address=f"10.0.1.{n}").status_code for n in range(7)]
+    assert statuses == [200] * 4 + [429] * 3
+    # Another account from a fresh address is unaffected.
+    UserFactory(username="dr-grace")
+    assert _log_in(client, "dr-grace", PASSWORD, address="10.0.2.1").status_code == 302
+
+
+def test_failures_are_counted_per_address_across_usernames(client: Client) -> None:
+    UserFactory(username="dr-grace")
+    statuses = [_log_in(client, f"guess-{n}", "wrong", address="10.0.3.3").status_code for n in range(7)]
+    assert statuses == [200] * 4 + [429] * 3
+    assert _log_in(client, "dr-grace", PASSWORD, address="10.0.3.3").status_code == 429
+    assert _log_in(client, "dr-grace", PASSWORD, address="10.0.3.4").status_code == 302
+
+
+def test_the_admin_login_is_throttled_too(client: Client) -> None:
+    UserFactory(username="curator", is_staff=True)
+    statuses = [
+        _log_in(client, "curator", "wrong", path="/admin/login/?next=/admin/").status_code for _ in range(6)
+    ]
+    assert statuses == [200] * 4 + [429] * 2
+
+
+def test_a_success_clears_the_count_of_earlier_failures(client: Client) -> None:
+    UserFactory(username="dr-ada")
+    for _ in range(4):
+        assert _log_in(client, "dr-ada", "wrong").status_code == 200
+    assert _log_in(client, "dr-ada", PASSWORD).status_code == 302
+    client.logout()
+    statuses = [_log_in(client, "dr-ada", "wrong").status_code for _ in range(5)]
+    assert statuses == [200] * 4 + [429]  # counted from zero again
