@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 import pytest
 
 from chat.models import Message, MessageRole
@@ -17,6 +20,13 @@ PHONE = {"width": 390, "height": 844}
 NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
+def screenshot_size(page, path: Path) -> tuple[int, int]:
+    """Take a full-page screenshot (kept under pytest's tmp dir for a look) and return its pixel size."""
+    png = page.screenshot(path=str(path), full_page=True)
+    width, height = struct.unpack(">II", png[16:24])  # the PNG IHDR chunk
+    return width, height
+
+
 def open_page(browser, viewport: dict[str, int], url: str):  # noqa: F811
     page = browser.new_page(viewport=viewport)
     page.set_default_timeout(15000)
@@ -24,7 +34,7 @@ def open_page(browser, viewport: dict[str, int], url: str):  # noqa: F811
     return page
 
 
-def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser) -> None:  # noqa: F811
+def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser, tmp_path) -> None:  # noqa: F811
     rows = min(Study.objects.count(), 25)
     page = open_page(browser, LAPTOP, f"{live_server.url}/library/")
     assert page.locator("table.library-table tbody tr").count() == rows
@@ -37,10 +47,11 @@ def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser) -> N
     height = page.evaluate("document.documentElement.scrollHeight")
     # 25 rows of about five lines each; squeezed to ~130 px the key finding made the page ~11,700 px tall.
     assert height <= 25 * 190 + 900, f"the page is {height} px tall"
+    assert screenshot_size(page, tmp_path / "library-1366.png") == (LAPTOP["width"], height)
     page.close()
 
 
-def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, browser) -> None:  # noqa: F811
+def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, browser, tmp_path) -> None:  # noqa: F811
     page = open_page(browser, PHONE, f"{live_server.url}/library/")
     assert page.evaluate(NO_SIDEWAYS_SCROLL), page.evaluate("document.documentElement.scrollWidth")
     first = page.locator("table.library-table tbody tr").first
@@ -56,11 +67,12 @@ def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, bro
     assert finding is not None and finding["width"] >= PHONE["width"] - 80
     height = page.evaluate("document.documentElement.scrollHeight")
     assert height <= 25 * 520, f"the page is {height} px tall"
+    assert screenshot_size(page, tmp_path / "library-390.png") == (PHONE["width"], height)
     page.close()
 
 
 def test_chat_on_a_phone_shows_the_question_box_and_answer_before_the_conversation_list(
-    live_server, clinician, browser  # noqa: F811
+    live_server, clinician, browser, tmp_path  # noqa: F811
 ) -> None:
     clinician.set_password(PASSWORD)
     clinician.save()
@@ -91,6 +103,7 @@ def test_chat_on_a_phone_shows_the_question_box_and_answer_before_the_conversati
         "document.querySelector('.chat-main').compareDocumentPosition(document.querySelector('.chat-sidebar'))"
         " & Node.DOCUMENT_POSITION_FOLLOWING"
     )
+    assert screenshot_size(page, tmp_path / "chat-390.png")[0] == PHONE["width"]
     doi = page.locator(".chat-references a.ref-doi")
     assert doi.get_attribute("href") == "https://doi.org/10.1056/NEJMoa2200075"
     page.set_viewport_size(LAPTOP)
