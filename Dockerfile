@@ -19,6 +19,7 @@ COPY evidence ./evidence
 COPY pubmed ./pubmed
 COPY trials ./trials
 COPY chat ./chat
+COPY research ./research
 # The CPU build of torch: the default wheel would pull several GB of CUDA libraries.
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
     && pip install .

@@ -16,12 +16,13 @@ export TOKENIZERS_PARALLELISM := false
 # Packages mypy checks; `research` joins once the app exists.
 TYPED  := config evidence pubmed trials chat $(if $(wildcard research/__init__.py),research)
 
-.PHONY: run test install lint typecheck format worker browser clean-db help
+.PHONY: run test smoke install lint typecheck format worker browser clean-db help
 
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
 	@echo "make test    install and run the checks (ruff + mypy + pytest)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
+	@echo "make smoke   only the production-stack test (gunicorn+uvicorn, Celery worker and beat; part of make test)"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +51,10 @@ worker: install
 test: install browser typecheck
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The production stack as real processes (tests/config/test_production_stack.py); `make test` runs it too.
+smoke: install
+	$(PY) -m pytest tests/config/test_production_stack.py -q
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -134,9 +134,7 @@ class EvidenceSource:
 
     def __post_init__(self) -> None:
         # Source text is evidence, never instructions: a sentence addressed to the model is dropped.
-        cleaned = without_instructions(self.text)
-        if cleaned != self.text:
-            object.__setattr__(self, "text", cleaned)
+        object.__setattr__(self, "text", without_instructions(self.text))
 
     def identifier_keys(self) -> list[tuple[str, str]]:
         """Return (kind, comparison key) for each identifier the source carries."""

@@ -1,8 +1,8 @@
 """The one NCBI E-utilities client in MedCite: esearch (JSON), efetch (PubMed XML), esummary (JSON).
 
-Every request passes the shared rate limiter (3 requests per second without `NCBI_API_KEY`, 10
-with one, across all processes when Redis is configured), carries `tool`/`email`/`api_key`, and is
-retried with exponential backoff and jitter on 429, 5xx, connection errors and timeouts, honouring
+Every request passes the rate limiter (3 requests per second without `NCBI_API_KEY`, 10 with one;
+every process shares the window, through Redis or else PostgreSQL), carries `tool`/`email`/`api_key`,
+and is retried with exponential backoff and jitter on 429, 5xx, connection errors and timeouts, honouring
 `Retry-After`. NCBI's HTTP 200 answers that carry an `<ERROR>` element or an `"error"` field are
 raised as errors, never returned as empty results.
 """
@@ -23,7 +23,7 @@ from config import http_retries
 from evidence.identifiers import is_pmid
 from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pubmed_xml
 from pubmed.parsers import parse_xml_safely as _parse_xml
-from pubmed.ratelimit import RateLimiter, ncbi_rate_limiter, redis_url_for_rate_limit
+from pubmed.ratelimit import RateLimiter, RateLimiterUnavailable, ncbi_rate_limiter, redis_url_for_rate_limit
 from pubmed.summaries import PubmedSummary, summary_from_json
 
 logger = structlog.get_logger(__name__)
@@ -122,7 +122,10 @@ class EutilsClient:
         return params
 
     def _send_once(self, endpoint: str, params: dict[str, Any], post: bool) -> httpx.Response:
-        self.limiter.acquire()
+        try:
+            self.limiter.acquire()
+        except RateLimiterUnavailable as exc:
+            raise EutilsUnavailable(f"No request was sent to NCBI E-utilities {endpoint}: {exc}") from exc
         url = self.base_url + endpoint
         try:
             response = self.http.post(url, data=params) if post else self.http.get(url, params=params)

@@ -197,6 +197,24 @@ class EsearchCacheEntry(models.Model):
         return f"{self.term[:60]} ({self.count})"
 
 
+class NcbiRequestSlot(models.Model):
+    """One NCBI request sent within the current rate-limit window of its budget.
+
+    The shared NCBI budget when no Redis is configured (or Redis is down): `pubmed.ratelimit`
+    inserts a row per request, stamped with the database clock, and deletes rows once they leave
+    the window, so the table never holds more than a few rows per budget.
+    """
+
+    budget = models.CharField(max_length=64, help_text="Which NCBI budget: one per API key, or anonymous.")
+    sent_at = models.DateTimeField(help_text="The database clock when the slot was taken.")
+
+    class Meta:
+        indexes = [models.Index(fields=["budget", "sent_at"], name="ncbi_slot_budget_sent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.budget} at {self.sent_at:%H:%M:%S.%f}"
+
+
 class IngestionStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     RUNNING = "running", "Running"

@@ -70,11 +70,16 @@ class ScoutResultSerializer(serializers.Serializer):
 
 class ScoutStepSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
     status = serializers.ChoiceField(choices=["pending", "running", "done", "failed"])
     count = serializers.IntegerField(allow_null=True)
     detail = serializers.CharField(allow_blank=True)
     seconds = serializers.FloatField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # "label" is also the name of a Field attribute, so it cannot be declared as a class attribute.
+        fields = super().get_fields()
+        fields = {"key": fields.pop("key"), "label": serializers.CharField(), **fields}
+        return fields
 
 
 class ScoutRunOutputSerializer(serializers.ModelSerializer):

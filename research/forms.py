@@ -41,7 +41,9 @@ class ScoutForm(forms.Form):
     def __init__(self, *args: Any, previous: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.previous = previous or []
-        self.fields["previous_profile"].choices = [("", "—")] + [
+        previous_field = self.fields["previous_profile"]
+        assert isinstance(previous_field, forms.ChoiceField)
+        previous_field.choices = [("", "—")] + [
             (index, f"{item['drug']}: {json.dumps(item['profile'], sort_keys=True)[:80]}")
             for index, item in enumerate(self.previous)
         ]

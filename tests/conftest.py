@@ -55,7 +55,27 @@ def fake_http_server() -> Iterator[HTTPServer]:
         server.stop()
 
 
-def _free_port() -> int:
+def database_url_for_subprocess() -> str:
+    """Return a DATABASE_URL for the database this test process uses, for child processes to share it.
+
+    Call it inside a test with database access, so it names the test database, not the development one.
+    """
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    user = quote(db["USER"] or "", safe="")
+    password = quote(str(db["PASSWORD"] or ""), safe="")
+    host, port = db["HOST"] or "", db["PORT"] or ""
+    socket_dir = "" if host else db["OPTIONS"].get("host", "")
+    netloc = f"{user}:{password}@{host}" + (f":{port}" if port else "")
+    query = f"?host={quote(socket_dir, safe='/')}" if socket_dir else ""
+    return f"postgresql://{netloc}/{quote(db['NAME'], safe='')}{query}"
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -68,23 +88,19 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """Return the URL of a real Redis: REDIS_URL, the local one on 6379, or one started here."""
-    for url in filter(None, [os.environ.get("TEST_REDIS_URL"), "redis://127.0.0.1:6379/15"]):
-        if _redis_answers(url):
-            yield url
-            return
+@contextmanager
+def private_redis_server() -> Iterator[str]:
+    """Start a redis-server of our own on a free port (no persistence); yield its URL without a db number."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("No Redis is listening and redis-server is not installed (apt-get install redis-server).")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"redis://127.0.0.1:{port}/0"
+    url = f"redis://127.0.0.1:{port}"
     deadline = time.monotonic() + 10
     while not _redis_answers(url):
         if time.monotonic() > deadline:
@@ -96,6 +112,17 @@ def redis_url() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """Return the URL of a real Redis: REDIS_URL, the local one on 6379, or one started here."""
+    for url in filter(None, [os.environ.get("TEST_REDIS_URL"), "redis://127.0.0.1:6379/15"]):
+        if _redis_answers(url):
+            yield url
+            return
+    with private_redis_server() as server:
+        yield f"{server}/0"
 
 
 def _reset_broker_pool(app: object) -> None:

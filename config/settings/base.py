@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "import_export",
+    "csp",
     "evidence",
     "pubmed",
     "trials",
@@ -76,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
@@ -131,9 +133,34 @@ if DEBUG:
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
+# --- Content-Security-Policy (every mode, so development and the browser tests see it) ---------
+# Scripts only from our own static files: the templates have no inline scripts or handlers.
+# Inline styles stay allowed because the admin, the DRF browsable API and Swagger UI write them,
+# and a style cannot run code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
 # --- Security (production) -----------------------------------------------------------------
+# X-Forwarded-Proto is believed only when told to: anyone who reaches the app directly could send it.
+# Set TRUST_X_FORWARDED_PROTO=1 only when the app listens where nothing but the reverse proxy can
+# reach it (docker-compose binds web to 127.0.0.1) and the proxy overwrites the header.
+TRUST_X_FORWARDED_PROTO = env.bool("TRUST_X_FORWARDED_PROTO", default=False)
 if not DEBUG:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    if TRUST_X_FORWARDED_PROTO:
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
@@ -159,6 +186,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Beat: chunks stored without a vector (an ingestion interrupted mid-way, Tablizer results saved while
+# the embed task could not be queued) are embedded on a schedule rather than waiting for a rerun.
+CELERY_BEAT_SCHEDULE = {
+    "embed-missing-chunks": {
+        "task": "pubmed.tasks.embed_missing_chunks_task",
+        "schedule": env.float("EMBED_MISSING_CHUNKS_EVERY_SECONDS", default=600.0),
+    }
+}
 
 CACHES = {
     "default": (

@@ -130,7 +130,7 @@ def test_ask_watch_the_answer_stream_and_follow_a_reference(
     answer.locator("sup.cite a").first.click()
     target = references.first
     assert page.url.endswith(f"#{target.get_attribute('id')}")
-    page.wait_for_function("document.activeElement && document.activeElement.id.startsWith('ref-')")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id.startsWith('ref-')")
     assert page.evaluate("document.activeElement.id") == target.get_attribute("id")
     assert "highlight" in target.get_attribute("class")
     link = target.locator("a.ref-title")

@@ -58,14 +58,14 @@ def test_trialscout_load_more_appends_the_next_rows_in_place(
     assert len(first_five) == 5
 
     page.get_by_role("link", name="Load more trials").click()
-    page.wait_for_function("document.querySelectorAll('#trial-results tbody tr').length === 10")
+    page.wait_for_function("() => document.querySelectorAll('#trial-results tbody tr').length === 10")
 
     assert page.evaluate(SAME_DOCUMENT)
     assert rows.evaluate_all("rows => rows.map(r => r.dataset.item)") == [
         *first_five, "NCT05187377", "NCT03836300", "NCT07014020", "NCT05025241", "NCT07281079"
     ]
     assert page.locator("#trial-results-status").inner_text() == "5 more trials loaded, 10 shown."
-    page.wait_for_function("document.activeElement && document.activeElement.textContent === 'NCT05187377'")
+    page.wait_for_function("() => document.activeElement && document.activeElement.textContent === 'NCT05187377'")
     # Every form on the page (tray, AI columns) now posts a state that includes the appended page.
     states = page.locator("input[data-page-state]").evaluate_all("inputs => inputs.map(i => i.value)")
     assert len(states) >= 2 and len(set(states)) == 1
@@ -96,13 +96,15 @@ def test_tablizer_load_more_shows_the_longer_table_in_place(
     assert rows.evaluate_all("rows => rows.map(r => r.dataset.item)") == PMIDS[:2]
 
     page.get_by_role("link", name="Load more").click()
-    page.wait_for_function("document.querySelectorAll('#results tbody tr').length === 5")
+    page.wait_for_function("() => document.querySelectorAll('#results tbody tr').length === 5")
 
     assert page.evaluate(SAME_DOCUMENT)
     assert rows.evaluate_all("rows => rows.map(r => r.dataset.item)") == PMIDS
     assert page.locator(".tablizer-summary").inner_text().startswith("5 results in PubMed; showing 5.")
     assert "n=22" in page.url  # the address bar still reloads what is shown
-    page.wait_for_function(f"document.activeElement && document.activeElement.textContent.startsWith('{PMIDS[2]}')")
+    page.wait_for_function(
+        f"() => document.activeElement && document.activeElement.textContent.startsWith('{PMIDS[2]}')"
+    )
     assert page.get_by_role("link", name="Load more").count() == 0
     states = page.locator("input[data-page-state]").evaluate_all("inputs => inputs.map(i => i.value)")
     assert len(set(states)) == 1 and "n=22" in states[0]
@@ -185,14 +187,14 @@ def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
     polls: list[str] = []
     page.on("request", lambda request: polls.append(request.url) if "/chat/research/runs/" in request.url else None)
 
-    page.wait_for_function("document.querySelector('[data-ai-run] progress').value === 3")
+    page.wait_for_function("() => document.querySelector('[data-ai-run] progress').value === 3")
     assert page.locator("[data-ai-progress-text]").inner_text() == "3 of 5 rows, 1 failed"
     cells = page.locator("#results td.ai-cell")
     assert cells.nth(1).inner_text() == "Failed"
     assert "does not fit the column" in cells.nth(1).get_attribute("title")
     assert cells.evaluate_all("cells => cells.map(c => c.dataset.aiValue)")[:3] == ["yes", "", "yes"]
     gate.set()
-    page.wait_for_function("document.querySelector('[data-ai-progress-text]').textContent.startsWith('Done')")
+    page.wait_for_function("() => document.querySelector('[data-ai-progress-text]').textContent.startsWith('Done')")
 
     assert page.evaluate(SAME_DOCUMENT)  # progress and cells came by polling, not by reloading
     assert page.locator("[data-ai-progress-text]").inner_text() == "Done: 5 of 5 rows, 1 failed."

@@ -134,11 +134,11 @@ def test_query_card_then_ai_column_with_live_progress_and_filter(
     page.wait_for_url("**#ai-columns")
     bar = page.locator("[data-ai-run] progress")
     bar.wait_for()
-    page.wait_for_function("document.querySelector('[data-ai-run] progress').value === 2")
+    page.wait_for_function("() => document.querySelector('[data-ai-run] progress').value === 2")
     assert page.locator("[data-ai-progress-text]").inner_text() == "2 of 5 rows"
     assert page.locator("td.ai-cell[data-ai-value=yes]").count() == 2  # filled while the run goes on
     gate.set()
-    page.wait_for_function("document.querySelector('[data-ai-progress-text]').textContent.startsWith('Done')")
+    page.wait_for_function("() => document.querySelector('[data-ai-progress-text]').textContent.startsWith('Done')")
     assert page.locator("[data-ai-progress-text]").inner_text() == "Done: 5 of 5 rows."
     assert bar.evaluate("bar => [bar.value, bar.max]") == [5, 5]
     cells = page.locator("#results td.ai-cell")

@@ -99,6 +99,7 @@ class FakeEutils:
     seen: list[Seen] = field(default_factory=list)
     esearch_ids: dict[str, list[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    rejected: list[Seen] = field(default_factory=list)
 
     def record(self, request: Request) -> dict[str, str]:
         params = {key: value for key, value in request.args.items()}
@@ -141,6 +142,23 @@ class FakeEutils:
 
         self.server.expect_request(path).respond_with_handler(handler)
 
+    def respond_rate_limited(self, path: str, body: str, *, per_second: int, rate_limited_body: str) -> None:
+        """Answer `path` with `body`, but like NCBI refuse with HTTP 429 a request that would be the
+        (per_second + 1)th to arrive within one second; refused requests are kept in `rejected`."""
+
+        def handler(request: Request) -> Response:
+            with self.lock:
+                arrived = Seen(at=time.time(), path=request.path, method=request.method, params=dict(request.args))
+                refused = {id(seen) for seen in self.rejected}
+                answered = [seen for seen in self.seen if id(seen) not in refused and arrived.at - seen.at < 1.0]
+                self.seen.append(arrived)
+                if len(answered) >= per_second:
+                    self.rejected.append(arrived)
+                    return Response(rate_limited_body, status=429, content_type="application/json")
+            return Response(body, content_type="application/json")
+
+        self.server.expect_request(path).respond_with_handler(handler)
+
     def respond_sequence(self, path: str, responses: list[tuple[int, str | bytes, dict[str, str]]],
                          content_type: str = "application/json") -> None:
         """Answer successive requests to `path` with `responses` in turn (the last one repeats)."""
@@ -155,8 +173,12 @@ class FakeEutils:
 
 
 @pytest.fixture
-def fake_eutils(httpserver: HTTPServer, settings: object, recorded_articles: dict[str, bytes]) -> Iterator[FakeEutils]:
-    """Point the client at the fake server, with fast retries and a fresh per-test rate-limit budget."""
+def fake_eutils(httpserver: HTTPServer, settings: object, recorded_articles: dict[str, bytes],
+                db: None) -> Iterator[FakeEutils]:
+    """Point the client at the fake server, with fast retries and a fresh per-test rate-limit budget.
+
+    Without Redis the budget lives in PostgreSQL, hence the database access.
+    """
     settings.NCBI_EUTILS_BASE_URL = httpserver.url_for("/")
     # A unique fake key: 10 requests/s and a limiter window no other test shares.
     settings.NCBI_API_KEY = f"fake-test-key-{uuid.uuid4().hex}"

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
-import redis
 from werkzeug import Request, Response
 
-from pubmed.clients import EutilsClient, EutilsError, EutilsUnavailable, PubmedSummary, eutils_client
-from pubmed.ratelimit import LocalRateLimiter, RedisRateLimiter, ncbi_rate_limiter
+from pubmed.clients import EutilsError, EutilsUnavailable, PubmedSummary, eutils_client
 from tests.pubmed.conftest import FakeEutils, esearch_json
 
 
@@ -271,6 +267,7 @@ def test_4xx_is_not_retried(fake_eutils: FakeEutils) -> None:
     assert len(fake_eutils.requests("/esearch.fcgi")) == 1
 
 
+@pytest.mark.django_db
 def test_connection_refused_raises_unavailable(settings: object) -> None:
     import socket
 
@@ -284,62 +281,6 @@ def test_connection_refused_raises_unavailable(settings: object) -> None:
     settings.REDIS_URL = ""
     with pytest.raises(EutilsUnavailable, match=r"after 2 attempts; last error: connection failed \(ConnectError"):
         eutils_client().esearch("cancer")
-
-
-# --- rate limiting ----------------------------------------------------------------------------
-
-
-def _max_in_any_window(times: list[float], window: float = 1.0) -> int:
-    times = sorted(times)
-    return max(sum(1 for t in times[i:] if t - times[i] < window) for i in range(len(times)))
-
-
-def _worker(base_url: str, redis_url: str, key: str, count: int) -> None:
-    limiter = RedisRateLimiter(client=redis.Redis.from_url(redis_url), key=key, limit=3, window_seconds=1.1)
-    client = EutilsClient(base_url=base_url, tool="medcite-tests", limiter=limiter, max_retries=0)
-    for _ in range(count):
-        client.esearch("rate limit probe")
-
-
-def test_four_worker_processes_share_the_redis_limit(fake_eutils: FakeEutils, redis_url: str,
-                                                     eutils_dir: Path) -> None:
-    fake_eutils.respond("/esearch.fcgi", (eutils_dir / "biomcp/esearch_pubmed_json_mlh1_g67e_1hit.json").read_text())
-    key = f"medcite:ncbi:ratelimit:test-{uuid.uuid4().hex}"
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_worker, args=(fake_eutils.server.url_for("/"), redis_url, key, 3))
-               for _ in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
-    assert [w.exitcode for w in workers] == [0, 0, 0, 0]
-    times = [seen.at for seen in fake_eutils.requests("/esearch.fcgi")]
-    assert len(times) == 12
-    assert _max_in_any_window(times) <= 3
-    assert max(times) - min(times) >= 3.0  # 12 requests at ≤3 per second need at least 3 s
-
-
-def test_threads_share_the_process_local_limit(fake_eutils: FakeEutils, eutils_dir: Path) -> None:
-    fake_eutils.respond("/esearch.fcgi", (eutils_dir / "biomcp/esearch_pubmed_json_mlh1_g67e_1hit.json").read_text())
-    client = EutilsClient(base_url=fake_eutils.server.url_for("/"), tool="medcite-tests", max_retries=0,
-                          limiter=LocalRateLimiter(limit=3, window_seconds=1.05))
-    threads = [threading.Thread(target=lambda: [client.esearch("probe") for _ in range(2)]) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    times = [seen.at for seen in fake_eutils.requests("/esearch.fcgi")]
-    assert len(times) == 8
-    assert _max_in_any_window(times) <= 3
-
-
-def test_limiter_choice_follows_settings(redis_url: str) -> None:
-    assert isinstance(ncbi_rate_limiter(redis_url="", api_key="", requests_per_second=3, margin_seconds=0.1),
-                      LocalRateLimiter)
-    shared = ncbi_rate_limiter(redis_url=redis_url, api_key="secret", requests_per_second=10, margin_seconds=0.1)
-    assert isinstance(shared, RedisRateLimiter)
-    assert shared.limit == 10
-    assert "secret" not in shared.key
 
 
 def test_client_uses_ten_per_second_with_a_key(settings: object) -> None:

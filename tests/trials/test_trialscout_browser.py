@@ -55,7 +55,7 @@ def test_load_more_appends_rows_in_place_until_the_end(browser, live_server, phe
     assert rows.count() == 5
 
     page.get_by_role("link", name="Load more trials").click()
-    page.wait_for_function("document.querySelectorAll('#trial-results tbody tr').length === 10")
+    page.wait_for_function("() => document.querySelectorAll('#trial-results tbody tr').length === 10")
 
     assert page.url == start, "rows were appended without leaving the page"
     assert page.locator("#trial-results-status").inner_text() == "5 more trials loaded, 10 shown."
@@ -63,7 +63,7 @@ def test_load_more_appends_rows_in_place_until_the_end(browser, live_server, phe
     assert page.evaluate("document.activeElement.textContent") == "NCT05187377"
 
     page.get_by_role("link", name="Load more trials").click()
-    page.wait_for_function("document.querySelectorAll('#trial-results tbody tr').length === 13")
+    page.wait_for_function("() => document.querySelectorAll('#trial-results tbody tr').length === 13")
 
     assert page.locator("a[data-load-more]").count() == 0
     assert page.locator(".load-more").inner_text() == "End of results."
