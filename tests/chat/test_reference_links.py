@@ -74,3 +74,17 @@ def test_the_trace_names_tags_not_codes(library, client, user) -> None:
     codes = [code for code in understand["data"]["tags"] if "_" in code or code.islower()]
     shown = trace.split("; PICO by")[0]
     assert not [code for code in codes if f" {code}," in shown or f" {code} " in shown or shown.endswith(code)]
+
+
+def test_the_trace_names_the_anchor_scenario_by_its_title(library, user) -> None:
+    from evidence.models import AnchorScenario
+
+    conversation = conversation_create(user=user)
+    answer = conversation_reply(
+        conversation=conversation,
+        text="Should a patient with atrial fibrillation and stage 4 CKD receive oral anticoagulation?",
+    )
+    classify = next(step for step in answer.extras["trace"] if step["step"] == "classify")
+    scenario = AnchorScenario.objects.get(key=classify["data"]["anchor_scenario"])
+    assert f"; anchor scenario {scenario.title} with " in classify["detail"]
+    assert scenario.key not in classify["detail"]
