@@ -124,3 +124,31 @@ def test_the_chat_page_has_a_download_button_per_answer(client, user, answered) 
     bad = client.get(form.get("action"), {"format": "pdf"})
     assert bad.status_code == 400
     assert bad.content.decode() == f"Unknown export format 'pdf'; {USE}"
+
+
+def test_a_reference_stored_as_an_abstract_exports_every_author_and_the_abstract(api, user, shared_data) -> None:
+    from chat.models import Message, MessageRole
+    from pubmed.models import Abstract
+    from pubmed.parsers import parse_pubmed_xml
+    from pubmed.services.store import abstracts_upsert
+
+    records = parse_pubmed_xml((shared_data / "eutils" / "biomcp/efetch_pubmed_22663011.xml").read_bytes())
+    abstracts_upsert(records=records, embed=False)
+    stored = Abstract.objects.get(pmid="22663011")
+    assert len(stored.authors) > 3
+    conversation = conversation_create(user=user)
+    answer = Message.objects.create(
+        conversation=conversation,
+        role=MessageRole.ASSISTANT,
+        content="A stored abstract [1].",
+        extras={
+            "references": [
+                {"pmid": "22663011", "url": "https://pubmed.ncbi.nlm.nih.gov/22663011/", "title": stored.title,
+                 "authors": f"{stored.authors[0]} et al.", "journal": stored.journal, "year": stored.year}
+            ]
+        },
+    )
+    [entry] = rispy.loads(api.get(export_url(conversation, answer, "ris")).content.decode())
+    assert len(entry["authors"]) == len(stored.authors)
+    assert entry["abstract"] == " ".join(stored.abstract.split())
+    assert "Author list shortened in the source (et al.)." not in entry["notes"]
