@@ -23,6 +23,8 @@ from pubmed.query import QueryError, check_query_syntax
 logger = structlog.get_logger(__name__)
 
 ABSTRACT_TEXT_LIMIT = 4000
+# What a tool says instead of returning a retracted record as citable evidence.
+RETRACTED_NOTE = "PubMed marks this article retracted; it is not evidence and cannot be cited."
 
 
 class ToolInputError(ValueError):
@@ -194,6 +196,9 @@ def search_pubmed(*, query: str, max_results: int = 5) -> ToolOutput:
         summary = summaries.get(pmid)
         if summary is None:
             continue
+        if summary.is_retracted:
+            lines.append(f"- PMID {pmid} | {summary.title} | RETRACTED: {RETRACTED_NOTE}")
+            continue
         source = EvidenceSource.from_article(
             summary, origin=ORIGIN_TOOL, chunk_id="summary", text=summary.title, tool="search_pubmed"
         )
@@ -230,6 +235,8 @@ def get_pubmed_article(*, pmid: str) -> ToolOutput:
     if not found:
         return ToolOutput(content=f"PubMed has no article with PMID {pmid}.")
     article = found[0]
+    if article.is_retracted:
+        return ToolOutput(content=f"PMID {article.pmid}: {article.title}\nRETRACTED: {RETRACTED_NOTE}")
     abstract = article.abstract or "(no abstract)"
     if len(abstract) > ABSTRACT_TEXT_LIMIT:
         abstract = abstract[:ABSTRACT_TEXT_LIMIT].rsplit(" ", 1)[0] + " ..."

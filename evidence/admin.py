@@ -79,11 +79,46 @@ class TagListFilter(admin.SimpleListFilter):
         return queryset
 
 
+# The admin does not load the site stylesheet: its badges carry their own colours.
+_RED_BADGE = "background:#b3261e;color:#fff;padding:1px 7px;border-radius:9px;white-space:nowrap"
+_AMBER_BADGE = "background:#fdf0d5;color:#8a5300;padding:1px 7px;border-radius:9px;white-space:nowrap"
+
+
+class IntegrityListFilter(admin.SimpleListFilter):
+    """Studies whose latest PubMed check found a retraction or an expression of concern."""
+
+    title = "PubMed integrity"
+    parameter_name = "integrity"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [
+            ("flagged", "Retracted or expression of concern"),
+            ("retracted", "Retracted"),
+            ("concern", "Expression of concern"),
+            ("clear", "Checked, no notice"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value == "flagged":
+            return queryset.filter(Q(_check_retracted=True) | Q(_check_concern=True))
+        if value == "retracted":
+            return queryset.filter(_check_retracted=True)
+        if value == "concern":
+            return queryset.filter(_check_concern=True)
+        if value == "clear":
+            return queryset.filter(_check_retracted=False, _check_concern=False)
+        return queryset
+
+
 class IdentifierCheckInline(admin.TabularInline):
     model = IdentifierCheck
     extra = 0
     can_delete = False
-    fields = ("checked_at", "status", "pmid", "pmid_exists", "similarity", "pubmed_title", "detail")
+    fields = (
+        "checked_at", "status", "pmid", "pmid_exists", "similarity", "retracted", "expression_of_concern",
+        "pubmed_title", "detail",
+    )
     readonly_fields = fields
     ordering = ("-checked_at",)
     max_num = 0
@@ -105,10 +140,13 @@ class StudyAdmin(CuratorEditableAdmin):
         "identifier_links",
         "tag_list",
         "pubmed_check",
+        "integrity",
     )
     list_display_links = ("study_name",)
     search_fields = ("study_name", "aliases", "pmid", "doi", "nct_number", "title")
-    list_filter = (TagListFilter, "evidence_strength", "kind", "result_context", "publication_year")
+    list_filter = (
+        TagListFilter, IntegrityListFilter, "evidence_strength", "kind", "result_context", "publication_year"
+    )
     list_per_page = 50
     ordering = ("-evidence_strength", "-publication_year", "study_name")
     readonly_fields = ("created_at", "updated_at")
@@ -150,6 +188,8 @@ class StudyAdmin(CuratorEditableAdmin):
             .annotate(
                 _check_status=Subquery(latest.values("status")[:1]),
                 _check_similarity=Subquery(latest.values("title_similarity")[:1]),
+                _check_retracted=Subquery(latest.values("retracted")[:1]),
+                _check_concern=Subquery(latest.values("expression_of_concern")[:1]),
             )
         )
 
@@ -184,6 +224,17 @@ class StudyAdmin(CuratorEditableAdmin):
         if similarity is not None:
             return format_html("{} ({}% title match)", label, round(similarity * 100))
         return label
+
+    @admin.display(description="PubMed integrity")
+    def integrity(self, obj: Study) -> str:
+        badges = []
+        if getattr(obj, "_check_retracted", None):
+            badges.append(format_html('<strong class="integrity-retracted" style="{}" title="{}">Retracted</strong>',
+                                      _RED_BADGE, "PubMed marks this PMID retracted; it is kept out of answers."))
+        if getattr(obj, "_check_concern", None):
+            badges.append(format_html('<strong class="integrity-concern" style="{}">Expression of concern</strong>',
+                                      _AMBER_BADGE))
+        return format_html_join(" ", "{}", ((badge,) for badge in badges)) if badges else "-"
 
     @admin.action(description="Verify identifiers against PubMed")
     def verify_identifiers(self, request: HttpRequest, queryset: QuerySet) -> None:

@@ -8,7 +8,11 @@ Relevance is 0-100 from tag overlap with the question's PICO:
 - 20-49   only a secondary disease tag matches
 - 0-9     no disease tag in common (a broader tag alone scores 5): excluded
 
-Within a score, stronger curated evidence comes first, then the better retrieval match.
+Within a score, stronger curated evidence comes first, then the better retrieval match; between
+items whose retrieval match is equal (to two decimals), the higher level of evidence comes first
+(guideline, systematic review, RCT, cohort, case series, narrative review, other; `evidence.levels`).
+The level only orders what was kept: which items are kept is decided before it is looked at, so it
+never changes which evidence is admitted.
 
 A study of the question's anchor pack that shares its primary disease scores at least 95: the
 curators chose it as the evidence for exactly this scenario.
@@ -51,6 +55,7 @@ class Candidate:
     retrieval_score: float = 0.0
     strength: int = 0  # library evidence strength (3 high, 2 moderate, 1 low); 0 for abstracts
     is_anchor: bool = False
+    level_rank: int = 0  # evidence.levels.LEVEL_RANK of the item's level of evidence (0: other or unknown)
     payload: Any = field(default=None, compare=False, hash=False)
 
 
@@ -128,7 +133,12 @@ def rank_references(
         # excluded for "zero overlap" with an empty tag set).
         neutral = [Ranked(c, 50, "no question tags") for c in _unique(candidates)]
         neutral.sort(key=lambda r: (r.candidate.retrieval_score, r.candidate.year or 0), reverse=True)
-        return RankingResult(items=neutral[:max_items], excluded=neutral[max_items:], relaxed=False)
+        shown = sorted(
+            neutral[:max_items],
+            key=lambda r: (round(r.candidate.retrieval_score, 2), r.candidate.level_rank, r.candidate.retrieval_score),
+            reverse=True,
+        )
+        return RankingResult(items=shown, excluded=neutral[max_items:], relaxed=False)
     ranked = [relevance(candidate, pico, vocabulary) for candidate in _unique(candidates)]
     order = sorted(
         ranked,
@@ -154,7 +164,8 @@ def rank_references(
         promoted = primaries_out.pop(0)
         items.append(promoted)
         primaries_in.append(promoted)
-    items.sort(key=lambda r: (r.score, r.candidate.strength, r.candidate.retrieval_score), reverse=True)
+    # Which items are kept is settled; the level of evidence only orders items of equal relevance.
+    items.sort(key=_final_order, reverse=True)
 
     relaxed = False
     if len(items) < RELAX_BELOW:
@@ -164,6 +175,21 @@ def rank_references(
             relaxed = True
     kept = {id(r) for r in items}
     return RankingResult(items=items, excluded=[r for r in order if id(r) not in kept], relaxed=relaxed)
+
+
+def _final_order(ranked: Ranked) -> tuple[int, int, float, int, float]:
+    """Return the sort key of a kept item: relevance, curated strength, then the level of evidence.
+
+    Retrieval scores equal to two decimals count as equally relevant, so the level decides between them.
+    """
+    candidate = ranked.candidate
+    return (
+        ranked.score,
+        candidate.strength,
+        round(candidate.retrieval_score, 2),
+        candidate.level_rank,
+        candidate.retrieval_score,
+    )
 
 
 def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -1,7 +1,8 @@
 """Reference formatting: direct links only, short author lists, source and quality badges.
 
 A reference is what the reader sees in the references panel and what `ask --json` returns:
-`{"pmid"|"doi"|"nct", "url", "title", "authors", "journal", "year", "badges"}`. The URL always
+`{"pmid"|"doi"|"nct", "url", "title", "authors", "journal", "year", "badges"}`, plus the level of
+evidence (`evidence_level`, its label, whether it was inferred, `level_badge`) and `retracted`. The URL always
 points at the record itself (PubMed, PMC, DOI resolver, ClinicalTrials.gov, or a guideline page
 curated in the library) - never at a search engine or a search-results page.
 """
@@ -209,4 +210,13 @@ def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> 
         quality_badges(kind=source.kind, publication_types=source.publication_types, strength=source.strength)
     )
     reference["badges"] = list(dict.fromkeys(badges))
+    level = source.level
+    if level is not None:
+        reference["evidence_level"] = level.level
+        reference["evidence_level_label"] = level.label
+        reference["evidence_level_inferred"] = level.inferred
+        reference["level_badge"] = level.badge
+    reference["retracted"] = source.retracted
+    if source.expression_of_concern:
+        reference["expression_of_concern"] = True
     return reference

@@ -133,3 +133,19 @@ def library_tags() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT DISTINCT unnest(disease_tags) AS tag FROM {Study._meta.db_table} ORDER BY tag")
         return [row[0] for row in cursor.fetchall()]
+
+
+def studies_found_retracted(*, studies: Iterable[Study]) -> set[int]:
+    """Return the pks of `studies` whose latest PubMed identifier check found them retracted."""
+    from evidence.models import IdentifierCheck
+
+    pks = [study.pk for study in studies]
+    if not pks:
+        return set()
+    latest = (
+        IdentifierCheck.objects.filter(study_id__in=pks)
+        .order_by("study_id", "-checked_at", "-pk")
+        .distinct("study_id")
+        .values_list("study_id", "retracted")
+    )
+    return {study_id for study_id, retracted in latest if retracted}

@@ -8,85 +8,19 @@ identifiers and citation markers against them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from evidence import identifiers
+from evidence.articles import Article, SearchHit, article_level
+from evidence.levels import LevelAssessment, level_assessment
 from evidence.models import Study
 from evidence.text import without_instructions
 
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"
-
-
-class Article(Protocol):
-    """What a PubMed record carries: a stored abstract, an esummary row, a search hit."""
-
-    @property
-    def pmid(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def doi(self) -> str: ...
-
-    @property
-    def pmcid(self) -> str: ...
-
-    @property
-    def authors(self) -> Sequence[str]: ...
-
-    @property
-    def journal(self) -> str: ...
-
-    @property
-    def year(self) -> int | None: ...
-
-    @property
-    def publication_types(self) -> Sequence[str]: ...
-
-
-class SearchHit(Protocol):
-    """What a stored-abstract search hit carries (pubmed.services.search.ChunkHit)."""
-
-    @property
-    def pmid(self) -> str: ...
-
-    @property
-    def chunk_id(self) -> str: ...
-
-    @property
-    def doc_id(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def journal(self) -> str: ...
-
-    @property
-    def year(self) -> int | None: ...
-
-    @property
-    def authors(self) -> Sequence[str]: ...
-
-    @property
-    def doi(self) -> str: ...
-
-    @property
-    def pmcid(self) -> str: ...
-
-    @property
-    def publication_types(self) -> Sequence[str]: ...
-
-    @property
-    def section(self) -> str: ...
 
 
 def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
@@ -131,6 +65,10 @@ class EvidenceSource:
     section: str = ""
     anchor: bool = False
     citation_count: int | None = None
+    retracted: bool = False
+    expression_of_concern: bool = False
+    evidence_level: str = ""
+    evidence_level_inferred: bool = False
 
     def __post_init__(self) -> None:
         # Source text is evidence, never instructions: a sentence addressed to the model is dropped.
@@ -158,6 +96,13 @@ class EvidenceSource:
         data["names"] = list(self.names)
         return data
 
+    @property
+    def level(self) -> LevelAssessment | None:
+        """Return the source's level of evidence, or None for a trial registry record or an unknown source."""
+        if not self.evidence_level:
+            return None
+        return level_assessment(self.evidence_level, inferred=self.evidence_level_inferred)
+
     def with_approval(self, approved: bool) -> EvidenceSource:
         """Return this source admitted (or not) as evidence of the turn."""
         return replace(self, approved=approved)
@@ -165,6 +110,7 @@ class EvidenceSource:
     @classmethod
     def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
         """Return a library study as a source whose text is its key finding."""
+        level = study.level
         return cls(
             doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
             chunk_id=LIBRARY_KEY_FINDING_CHUNK,
@@ -187,6 +133,7 @@ class EvidenceSource:
             approved=approved,
             anchor=bool(study.anchor_scenarios),
             citation_count=study.citation_count,
+            evidence_level=level.level,
         )
 
     @classmethod
@@ -194,6 +141,7 @@ class EvidenceSource:
         cls, article: Article, *, origin: str, chunk_id: str, text: str, tool: str = "", section: str = ""
     ) -> EvidenceSource:
         """Return a PubMed record (stored abstract or esummary row) as a source with `text` as its citable text."""
+        level = article_level(article)
         return cls(
             doc_id=doc_id_for(pmid=article.pmid),
             chunk_id=chunk_id,
@@ -209,6 +157,10 @@ class EvidenceSource:
             year=article.year,
             publication_types=tuple(article.publication_types or ()),
             section=section,
+            retracted=bool(article.is_retracted),
+            expression_of_concern=bool(getattr(article, "has_expression_of_concern", False)),
+            evidence_level=level.level,
+            evidence_level_inferred=level.inferred,
         )
 
     @classmethod
@@ -266,7 +218,12 @@ class EvidenceSource:
             score=score,
             approved=approved,
             section=hit.section or "",
+            retracted=bool(hit.is_retracted),
+            expression_of_concern=bool(getattr(hit, "has_expression_of_concern", False)),
+            evidence_level=hit.evidence_level,
+            evidence_level_inferred=hit.evidence_level_inferred,
         )
+
 
 
 def _identifier_key(kind: str, value: str) -> tuple[str, str]:
@@ -307,11 +264,19 @@ class EvidenceSet:
             self._ids.setdefault(key, source.doc_id)
 
     def _add_library(self, source: EvidenceSource) -> None:
+        if source.retracted:
+            return
         self.library.append(source)
         self._index(source)
 
     def add(self, source: EvidenceSource) -> EvidenceSource:
-        """Add a source of this turn (deduplicated by doc and chunk id) and return the stored one."""
+        """Add a source of this turn (deduplicated by doc and chunk id) and return the stored one.
+
+        A retracted source is returned but never stored: its identifiers stay unknown, so a citation
+        of it is removed like any unverifiable one.
+        """
+        if source.retracted:
+            return source
         key = (source.doc_id, source.chunk_id)
         existing = self._chunks.get(key)
         if existing is not None:

@@ -26,8 +26,11 @@ class AbstractChunkInline(admin.TabularInline):
 
 @admin.register(Abstract)
 class AbstractAdmin(admin.ModelAdmin):
-    list_display = ("pmid", "title", "journal", "year", "source", "fetched_at")
-    list_filter = ("source", "is_book", "year")
+    list_display = (
+        "pmid", "title", "journal", "year", "evidence_level", "evidence_level_inferred", "is_retracted",
+        "has_expression_of_concern", "source", "fetched_at",
+    )
+    list_filter = ("is_retracted", "has_expression_of_concern", "evidence_level", "source", "is_book", "year")
     search_fields = ("pmid", "title", "doi", "pmcid")
     readonly_fields = ("content_hash", "fetched_at", "updated_at")
     inlines = [AbstractChunkInline]

@@ -6,6 +6,7 @@ from pubmed.apis import (
     AbstractSearchSlashApi,
     IngestionCreateApi,
     IngestionDetailApi,
+    TablizerApi,
 )
 
 urlpatterns = [
@@ -13,6 +14,7 @@ urlpatterns = [
     path("abstracts/search", AbstractSearchApi.as_view(), name="pubmed-api-abstract-search"),
     path("abstracts/search/", AbstractSearchSlashApi.as_view(), name="pubmed-api-abstract-search-slash"),
     path("abstracts/export", AbstractExportApi.as_view(), name="pubmed-api-abstract-export"),
+    path("tablizer/", TablizerApi.as_view(), name="pubmed-api-tablizer"),
     path("ingestions/", IngestionCreateApi.as_view(), name="pubmed-api-ingestion-list"),
     path("ingestions/<uuid:ingestion_id>/", IngestionDetailApi.as_view(), name="pubmed-api-ingestion-detail"),
 ]

@@ -1,4 +1,4 @@
-"""`/api/v1/abstracts/search` (open, throttled) and `/api/v1/ingestions/` (authenticated)."""
+"""`/api/v1/abstracts/search` (open, throttled), `/api/v1/tablizer/` and `/api/v1/ingestions/` (authenticated)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,35 @@ from evidence.export_http import (
     export_format_from,
 )
 from evidence.identifiers import pubmed_url
+from evidence.levels import LEVEL_RANK, EvidenceLevel, level_assessment
 from pubmed.clients import EutilsError
 from pubmed.export import citation_records_for_pmids
-from pubmed.models import Ingestion
-from pubmed.selectors import ingestion_get
+from pubmed.models import Abstract, Ingestion
+from pubmed.selectors import TABLIZER_SORTS, filter_abstracts_by_level, ingestion_get, sort_abstracts
 from pubmed.services.ingest import MAX_PER_QUERY, IngestionInputError, ingestion_create
 from pubmed.services.search import hybrid_search
 from pubmed.services.tablizer import MAX_ROWS, PAGE_ROWS, tablizer_search
+
+LEVEL_CODES = ", ".join(level.value for level in EvidenceLevel)
+
+
+def level_field() -> serializers.ListField:
+    """Return the repeatable `level` filter: codes of `evidence.levels.EvidenceLevel`."""
+    return serializers.ListField(
+        child=serializers.ChoiceField(
+            choices=EvidenceLevel.choices,
+            error_messages={"invalid_choice": f"Unknown level '{{input}}'; use one of {LEVEL_CODES}."},
+        ),
+        required=False,
+        default=list,
+        help_text=f"Only these levels of evidence (repeatable): {LEVEL_CODES}.",
+    )
+
+
+class ServiceUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "pubmed_unavailable"
+    default_detail = "PubMed could not be searched; try again later."
 
 
 class AbstractSearchInputSerializer(serializers.Serializer):
@@ -41,6 +63,15 @@ class AbstractSearchInputSerializer(serializers.Serializer):
     year_from = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
     year_to = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
     rerank = serializers.BooleanField(default=True)
+    level = level_field()
+    exclude_retracted = serializers.BooleanField(
+        default=False, help_text="Leave retracted abstracts out (by default they are returned with retracted=true)."
+    )
+    sort = serializers.ChoiceField(
+        choices=[("relevance", "relevance"), ("level", "level")], default="relevance",
+        error_messages={"invalid_choice": "Unknown sort '{input}'; use relevance or level."},
+        help_text="relevance (default) or level: strongest level of evidence first, relevance within a level.",
+    )
 
     def validate_q(self, value: str) -> str:
         value = " ".join(value.split())
@@ -68,10 +99,18 @@ class ChunkHitSerializer(serializers.Serializer):
     doi = serializers.CharField()
     pmcid = serializers.CharField()
     publication_types = serializers.ListField(child=serializers.CharField())
+    evidence_level = serializers.CharField()
+    evidence_level_label = serializers.SerializerMethodField()
+    evidence_level_inferred = serializers.BooleanField()
+    retracted = serializers.BooleanField(source="is_retracted")
+    expression_of_concern = serializers.BooleanField(source="has_expression_of_concern")
     url = serializers.SerializerMethodField()
 
     def get_url(self, hit: Any) -> str:
         return pubmed_url(hit.pmid)
+
+    def get_evidence_level_label(self, hit: Any) -> str:
+        return level_assessment(hit.evidence_level).label
 
 
 class AbstractSearchApi(APIView):
@@ -87,10 +126,11 @@ class AbstractSearchApi(APIView):
     def get(self, request: Request) -> Response:
         data = request.query_params.copy()
         params: dict[str, str | list[str] | None] = {
-            key: data.get(key) for key in data if key not in {"mesh", "exclude_mesh"}
+            key: data.get(key) for key in data if key not in {"mesh", "exclude_mesh", "level"}
         }
         params["mesh"] = data.getlist("mesh")
         params["exclude_mesh"] = data.getlist("exclude_mesh")
+        params["level"] = data.getlist("level")
         serializer = AbstractSearchInputSerializer(data=params)
         serializer.is_valid(raise_exception=True)
         args = serializer.validated_data
@@ -102,8 +142,93 @@ class AbstractSearchApi(APIView):
             year_from=args.get("year_from"),
             year_to=args.get("year_to"),
             rerank=args["rerank"],
+            levels=args["level"],
+            exclude_retracted=args["exclude_retracted"],
         )
+        if args["sort"] == "level":
+            hits = sorted(hits, key=lambda hit: -LEVEL_RANK.get(hit.evidence_level, 0))  # stable: relevance within
         return Response({"query": args["q"], "k": args["k"], "results": ChunkHitSerializer(hits, many=True).data})
+
+
+class TablizerInputSerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=1000, help_text="PubMed query (full PubMed syntax).")
+    year_from = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    year_to = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    n = serializers.IntegerField(min_value=1, max_value=MAX_ROWS, default=PAGE_ROWS, help_text="Rows to load.")
+    sort = serializers.ChoiceField(
+        choices=[(key, key) for key in TABLIZER_SORTS], default="relevance",
+        error_messages={"invalid_choice": f"Unknown sort '{{input}}'; use one of {', '.join(TABLIZER_SORTS)}."},
+    )
+    dir = serializers.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+    level = level_field()
+
+    def validate_q(self, value: str) -> str:
+        value = " ".join(value.split())
+        if not value:
+            raise serializers.ValidationError("Give a PubMed query, e.g. ?q=metformin+AND+breast+cancer.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("year_from"), attrs.get("year_to")
+        if start and end and start > end:
+            raise serializers.ValidationError({"year_from": f"{start} is after year_to {end}."})
+        attrs.setdefault("dir", "desc" if attrs["sort"] == "year" else "asc")
+        return attrs
+
+
+class TablizerRowSerializer(serializers.ModelSerializer):
+    url = serializers.CharField(source="pubmed_url")
+    evidence_level_label = serializers.SerializerMethodField()
+    retracted = serializers.BooleanField(source="is_retracted")
+    expression_of_concern = serializers.BooleanField(source="has_expression_of_concern")
+
+    class Meta:
+        model = Abstract
+        fields = (
+            "pmid", "url", "title", "authors", "journal", "year", "doi", "pmcid", "publication_types",
+            "evidence_level", "evidence_level_label", "evidence_level_inferred", "retracted",
+            "expression_of_concern", "corrections",
+        )
+
+    def get_evidence_level_label(self, abstract: Abstract) -> str:
+        return abstract.level.label
+
+
+class TablizerApi(APIView):
+    """The Tablizer's rows as JSON: a PubMed search, stored, sorted and filtered by level of evidence."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        parameters=[TablizerInputSerializer],
+        responses={200: TablizerRowSerializer(many=True)},
+        summary="Tablizer rows for a PubMed query",
+    )
+    def get(self, request: Request) -> Response:
+        data = request.query_params
+        params: dict[str, Any] = {key: data.get(key) for key in data if key != "level"}
+        params["level"] = data.getlist("level")
+        serializer = TablizerInputSerializer(data=params)
+        serializer.is_valid(raise_exception=True)
+        args = serializer.validated_data
+        try:
+            result = tablizer_search(
+                query=args["q"], year_from=args.get("year_from"), year_to=args.get("year_to"), rows=args["n"]
+            )
+        except EutilsError as exc:
+            raise ServiceUnavailable(f"PubMed search failed: {exc}") from exc
+        rows = sort_abstracts(result.rows, sort=args["sort"], descending=args["dir"] == "desc")
+        rows = filter_abstracts_by_level(rows, levels=args["level"])
+        return Response(
+            {
+                "query": result.query,
+                "count": result.count,
+                "loaded": len(result.rows),
+                "query_translation": result.query_translation,
+                "results": TablizerRowSerializer(rows, many=True).data,
+            }
+        )
+
 
 
 class IngestionInputSerializer(serializers.Serializer):
@@ -170,12 +295,6 @@ class IngestionDetailApi(APIView):
 @extend_schema_view(get=extend_schema(exclude=True))
 class AbstractSearchSlashApi(AbstractSearchApi):
     """The same search at `abstracts/search/` (the documented path has no trailing slash)."""
-
-
-class ServiceUnavailable(APIException):
-    status_code = 503
-    default_code = "pubmed_unavailable"
-    default_detail = "PubMed could not be reached; try again in a few minutes."
 
 
 class AbstractExportInputSerializer(serializers.Serializer):

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from evidence.levels import EvidenceLevel
 from pubmed.selectors import TABLIZER_SORTS
 from pubmed.services.tablizer import MAX_ROWS, PAGE_ROWS
 
@@ -17,6 +18,7 @@ class TablizerForm(forms.Form):
     n = forms.IntegerField(min_value=1, max_value=MAX_ROWS, required=False)
     sort = forms.ChoiceField(choices=[(key, key) for key in TABLIZER_SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+    level = forms.MultipleChoiceField(label="Level of evidence", choices=EvidenceLevel.choices, required=False)
 
     def clean(self) -> dict[str, Any]:
         super().clean()

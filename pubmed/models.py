@@ -13,6 +13,7 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from evidence import identifiers
+from evidence.levels import EvidenceLevel, LevelAssessment, level_assessment
 
 
 def _strings(max_length: int = 300) -> ArrayField:
@@ -47,6 +48,21 @@ class Abstract(models.Model):
     doi = models.CharField("DOI", max_length=200, blank=True)
     pmcid = models.CharField("PMC id", max_length=16, blank=True)
     is_book = models.BooleanField(default=False)
+    corrections = models.JSONField(
+        default=list, blank=True,
+        help_text='Retraction, erratum and expression-of-concern links: [{"type", "pmid", "source", "note"}].',
+    )
+    is_retracted = models.BooleanField(
+        "retracted", default=False, help_text="PubMed marks it retracted; it never supports an answer."
+    )
+    has_expression_of_concern = models.BooleanField("expression of concern", default=False)
+    evidence_level = models.CharField(
+        max_length=20, choices=EvidenceLevel.choices, default=EvidenceLevel.OTHER,
+        help_text="From publication types and design MeSH headings, else inferred from the title and abstract.",
+    )
+    evidence_level_inferred = models.BooleanField(
+        default=False, help_text="The level was guessed from design words: PubMed did not state it."
+    )
     source = models.CharField(max_length=16, choices=AbstractSource.choices, default=AbstractSource.EFETCH)
     content_hash = models.CharField(
         max_length=64, help_text="sha256 of title and abstract; unchanged text is not re-embedded."
@@ -59,10 +75,24 @@ class Abstract(models.Model):
         indexes = [
             GinIndex(fields=["mesh_terms"], name="abstract_mesh_terms_gin"),
             models.Index(fields=["year"], name="abstract_year_idx"),
+            models.Index(fields=["pmid"], condition=models.Q(is_retracted=True), name="abstract_retracted_idx"),
         ]
 
     def __str__(self) -> str:
         return f"PMID {self.pmid}: {self.title[:80]}"
+
+    @property
+    def level(self) -> LevelAssessment:
+        return level_assessment(self.evidence_level, inferred=self.evidence_level_inferred)
+
+    @property
+    def retraction_notices(self) -> list[dict[str, str]]:
+        """Return the links to this record's retraction notices (RetractionIn)."""
+        return [link for link in self.corrections if link.get("type") == "RetractionIn"]
+
+    @property
+    def concern_notices(self) -> list[dict[str, str]]:
+        return [link for link in self.corrections if link.get("type") == "ExpressionOfConcernIn"]
 
     @property
     def doc_id(self) -> str:

@@ -10,8 +10,17 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection
 from django.db.models import QuerySet
 
+from evidence.levels import LEVEL_RANK
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
+
+
+def retracted_among(*, pmids: Sequence[str]) -> dict[str, str]:
+    """Return {PMID: title} of the stored abstracts among `pmids` that PubMed marks retracted."""
+    if not pmids:
+        return {}
+    return dict(Abstract.objects.filter(pmid__in=list(pmids), is_retracted=True).values_list("pmid", "title"))
+
 
 TABLIZER_SORTS = {
     "relevance": None,
@@ -21,6 +30,8 @@ TABLIZER_SORTS = {
     "journal": lambda a: a.journal.lower(),
     "year": lambda a: a.year or 0,
     "type": lambda a: (a.publication_types[0] if a.publication_types else "").lower(),
+    # Strongest level first when ascending: guideline, systematic review, RCT, ... other.
+    "level": lambda a: (-LEVEL_RANK.get(a.evidence_level, 0), a.evidence_level_inferred),
 }
 
 
@@ -54,6 +65,14 @@ def sort_abstracts(rows: Sequence[Abstract], *, sort: str, descending: bool) -> 
     if key is None:
         return list(reversed(rows)) if descending else list(rows)
     return sorted(rows, key=key, reverse=descending)
+
+
+def filter_abstracts_by_level(rows: Sequence[Abstract], *, levels: Sequence[str]) -> list[Abstract]:
+    """Return the rows whose level of evidence is one of `levels` (all rows when none is given), order kept."""
+    if not levels:
+        return list(rows)
+    wanted = set(levels)
+    return [row for row in rows if row.evidence_level in wanted]
 
 
 def snapshots_for_user(*, user: User | AnonymousUser) -> QuerySet[TablizerSnapshot]:

@@ -31,6 +31,19 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
 
 
 @shared_task(acks_late=True)
+def refresh_stale_abstracts_task() -> dict[str, object]:
+    """Fetch the stalest stored abstracts from PubMed again (retractions, corrections); return the outcome."""
+    from django.conf import settings
+
+    from pubmed.services.ingest import abstracts_refresh_stale
+
+    outcome = abstracts_refresh_stale(
+        older_than_days=settings.REFRESH_ABSTRACTS_AFTER_DAYS, limit=settings.REFRESH_ABSTRACTS_BATCH
+    )
+    return {"refreshed": outcome.refreshed, "newly_retracted": outcome.newly_retracted, "errors": outcome.errors}
+
+
+@shared_task(acks_late=True)
 def embed_missing_chunks_task() -> int:
     """Embed every chunk stored without a vector for the current model; return how many."""
     from pubmed.services.store import chunks_reembed
@@ -40,11 +53,13 @@ def embed_missing_chunks_task() -> int:
 
 @shared_task(acks_late=True)
 def verify_study_identifiers(*, study_ids: list[int]) -> dict[str, int]:
-    """Verify the given library studies' PMIDs against PubMed and return the count per check status."""
+    """Verify the given library studies' PMIDs against PubMed; return counts per status, retracted, concern."""
     from pubmed.services.verification import study_identifiers_verify
 
     checks = study_identifiers_verify(study_ids=study_ids)
     counts: dict[str, int] = {}
     for check in checks:
         counts[check.status] = counts.get(check.status, 0) + 1
+    counts["retracted"] = sum(1 for check in checks if check.retracted)
+    counts["expression_of_concern"] = sum(1 for check in checks if check.expression_of_concern)
     return counts

@@ -287,6 +287,7 @@ def candidates(run: AnswerRun, admitted: set[str]) -> list[Candidate]:
                 source="pubmed",
                 year=first.year,
                 retrieval_score=run.judgements[doc_id].score,
+                level_rank=first.level.rank if first.level else 0,
             )
         )
     return found
@@ -305,6 +306,7 @@ def _library_candidate(run: AnswerRun, source: EvidenceSource, study: Study, *, 
         retrieval_score=1.0 + run.judgements[source.doc_id].score,
         strength=study.evidence_strength,
         is_anchor=is_anchor,
+        level_rank=source.level.rank if source.level else 0,
     )
 
 

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from chat.pipeline.state import AnswerRun, TraceStep, names, plural
 from evidence import selectors as evidence_selectors
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept
+from evidence.integrity import is_retraction_notice
 from evidence.models import Study
 from evidence.pico import GENERIC_DECISIONS
 from evidence.sources import EvidenceSource
@@ -23,6 +24,7 @@ from evidence.text import is_disease, is_intervention, stems
 from pubmed.models import AbstractChunk
 from pubmed.query import Concept as QueryConcept
 from pubmed.query import QueryError, build_query
+from pubmed.selectors import retracted_among
 from pubmed.services.ingest import fetch_and_cache
 from pubmed.services.search import hybrid_search
 
@@ -41,7 +43,11 @@ _QUESTION_PHRASE = re.compile(r"^(?:how|which|what|when|why|whether|should|is|ar
 
 
 def library_lookup(run: AnswerRun) -> TraceStep:
-    """Choose the library studies for the question: those it names, then its best tag matches."""
+    """Choose the library studies for the question: those it names, then its best tag matches.
+
+    A study PubMed marks retracted (its stored abstract, or the library's latest identifier check)
+    is left out of the turn altogether - not chosen, not citable - and named in the trace.
+    """
     pico = run.require_pico()
     run.tags = list(pico.disease_tags)
     limit = run.settings.library_limit
@@ -50,6 +56,16 @@ def library_lookup(run: AnswerRun) -> TraceStep:
         if run.tags
         else []
     )
+    retracted = retracted_studies(run.library)
+    if retracted:
+        considered = [*run.named, *run.anchors, *candidates]
+        for study in considered:
+            if study.pk in retracted:
+                run.retracted_excluded[study.pmid] = study.study_name
+        run.library = [study for study in run.library if study.pk not in retracted]
+        run.named = [study for study in run.named if study.pk not in retracted]
+        run.anchors = [study for study in run.anchors if study.pk not in retracted]
+        candidates = [study for study in candidates if study.pk not in retracted]
     weights = tag_weights(run.library)
     wanted = set(run.tags)
     run.tag_scores = scores = {
@@ -91,6 +107,38 @@ def library_lookup(run: AnswerRun) -> TraceStep:
         + (f": {names(chosen, 'study_name')}" if chosen else ""),
         {"studies": [source.doc_id for source, _ in run.library_sources], "intent": run.intent},
     )
+
+
+def retracted_studies(library: Sequence[Study]) -> set[int]:
+    """Return the pks of library studies whose PMID PubMed marks retracted (stored abstract or latest check)."""
+    by_pmid = {study.pmid: study.pk for study in library if study.pmid}
+    stored = {by_pmid[pmid] for pmid in retracted_among(pmids=list(by_pmid))}
+    return stored | evidence_selectors.studies_found_retracted(studies=[s for s in library if s.pmid])
+
+
+def retraction_note(run: AnswerRun) -> TraceStep:
+    """Return the trace line naming the retracted papers (and retraction notices) kept out of this answer."""
+    parts = []
+    for excluded, one, many in (
+        (run.retracted_excluded, "retracted abstract was", "retracted abstracts were"),
+        (run.notices_excluded, "retraction notice was", "retraction notices were"),
+    ):
+        if excluded:
+            listed = "; ".join(f"PMID {pmid} ({_shorten(title)})" for pmid, title in excluded.items())
+            parts.append(f"{plural(len(excluded), one, many)} excluded: {listed}")
+    return TraceStep(
+        "retractions",
+        "Excluded retracted papers",
+        ". ".join(parts),
+        {
+            "excluded": [{"pmid": pmid, "title": title} for pmid, title in run.retracted_excluded.items()],
+            "notices": [{"pmid": pmid, "title": title} for pmid, title in run.notices_excluded.items()],
+        },
+    )
+
+
+def _shorten(title: str, limit: int = 120) -> str:
+    return title if len(title) <= limit else title[:limit].rsplit(" ", 1)[0] + "..."
 
 
 def _intent(chosen: Sequence[Study], scores: dict[str, float], best: float, tags: Sequence[str]) -> str:
@@ -155,7 +203,8 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
     Each sub-query (with the question's abbreviations spelled out) is searched with the
     classification's MeSH exclusions; an abstract found by several keeps its best hit. All
     chunks follow, since results and conclusions often sit in a later chunk than the one that
-    matched; the judge step decides which abstracts address the question.
+    matched; the judge step decides which abstracts address the question. Retracted abstracts are
+    dropped here and named in `run.retracted_excluded`.
     """
     if not AbstractChunk.objects.exists():
         return []  # nothing stored yet: no need to load the embedding model for an empty search
@@ -168,6 +217,12 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
             if hit.pmid not in best or hit.score > best[hit.pmid].score:
                 best[hit.pmid] = hit
     hits = sorted(best.values(), key=lambda hit: hit.score, reverse=True)
+    for hit in hits:
+        if hit.is_retracted:
+            run.retracted_excluded[hit.pmid] = hit.title
+        elif is_retraction_notice(hit.publication_types):
+            run.notices_excluded[hit.pmid] = hit.title
+    hits = [hit for hit in hits if hit.pmid not in run.retracted_excluded and hit.pmid not in run.notices_excluded]
     siblings: dict[str, list[AbstractChunk]] = {}
     for chunk in AbstractChunk.objects.filter(abstract_id__in=[hit.pmid for hit in hits]).only(
         "abstract_id", "ordinal", "section", "text"

@@ -17,7 +17,7 @@ from chat.pipeline.format import answer_result
 from chat.pipeline.generate import generate
 from chat.pipeline.judge import admit, judge_evidence, needs_live_search
 from chat.pipeline.result import AnswerResult
-from chat.pipeline.retrieve import library_lookup, search_abstracts, search_live
+from chat.pipeline.retrieve import library_lookup, retraction_note, search_abstracts, search_live
 from chat.pipeline.state import AnswerRun
 from chat.pipeline.support import check_support
 from chat.pipeline.understand import understand
@@ -49,6 +49,8 @@ def answer_events(
         yield StatusEvent("live_search", "Searching PubMed for more evidence")
         run.record(search_live(run))
         run.record(judge_evidence(run))
+    if run.retracted_excluded or run.notices_excluded:
+        run.record(retraction_note(run))
     run.record(admit(run))
 
     yield from generate(run)

@@ -75,6 +75,10 @@ class AnswerRun:
     best_chunks: dict[str, str] = field(default_factory=dict)
     retrieval_error: str = ""
     live: dict[str, Any] | None = None
+    # PMID → title of every retracted paper kept out of this answer (library rows and abstracts)
+    retracted_excluded: dict[str, str] = field(default_factory=dict)
+    # PMID → title of retraction notices found by the search: they point at withdrawn work, they are not evidence
+    notices_excluded: dict[str, str] = field(default_factory=dict)
     # judge
     judgements: dict[str, Judgement] = field(default_factory=dict)
     ranking: RankingResult | None = None

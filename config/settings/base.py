@@ -192,8 +192,15 @@ CELERY_BEAT_SCHEDULE = {
     "embed-missing-chunks": {
         "task": "pubmed.tasks.embed_missing_chunks_task",
         "schedule": env.float("EMBED_MISSING_CHUNKS_EVERY_SECONDS", default=600.0),
-    }
+    },
+    # PubMed retracts papers long after MedCite stored them: fetch the stalest stored records again.
+    "refresh-stale-abstracts": {
+        "task": "pubmed.tasks.refresh_stale_abstracts_task",
+        "schedule": env.float("REFRESH_ABSTRACTS_EVERY_SECONDS", default=86400.0),
+    },
 }
+REFRESH_ABSTRACTS_AFTER_DAYS = env.int("REFRESH_ABSTRACTS_AFTER_DAYS", default=30)
+REFRESH_ABSTRACTS_BATCH = env.int("REFRESH_ABSTRACTS_BATCH", default=1000)
 
 CACHES = {
     "default": (

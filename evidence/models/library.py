@@ -12,6 +12,7 @@ from django.db.models.functions import Lower
 from simple_history.models import HistoricalRecords
 
 from evidence import identifiers
+from evidence.levels import LevelAssessment, level_for_study_kind
 
 
 def tag_array_field() -> ArrayField:
@@ -201,6 +202,11 @@ class Study(models.Model):
     def strength_label(self) -> str:
         return EvidenceStrength(self.evidence_strength).label
 
+    @property
+    def level(self) -> LevelAssessment:
+        """Return the study's level of evidence, mapped from its kind and design."""
+        return level_for_study_kind(kind=self.kind, study_design=self.study_design)
+
 
 class IdentifierCheck(models.Model):
     """One verification of a study's PMID against PubMed (esummary): does it exist, does the title match."""
@@ -220,6 +226,14 @@ class IdentifierCheck(models.Model):
     pubmed_title = models.TextField(blank=True)
     title_similarity = models.FloatField(null=True, help_text="0-1, normalised token similarity.")
     detail = models.TextField(blank=True)
+    publication_types = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    retracted = models.BooleanField(null=True, help_text="PubMed marks the article retracted (None: not checked).")
+    expression_of_concern = models.BooleanField(null=True, help_text="PubMed links an expression of concern.")
+    notices = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Retraction, erratum and concern links: [{"type", "pmid", "source", "note"}].',
+    )
 
     class Meta:
         ordering = ["-checked_at"]

@@ -14,6 +14,7 @@ from pubmed.parsers.pubmed_xml import ncbi_xml_errors, parse_pubmed_xml, parse_x
 from pubmed.parsers.records import (
     AbstractRecord,
     AbstractSection,
+    CommentCorrection,
     MeshHeading,
     PubmedParseError,
     parse_pub_date,
@@ -23,6 +24,7 @@ from pubmed.parsers.records import (
 __all__ = [
     "AbstractRecord",
     "AbstractSection",
+    "CommentCorrection",
     "MeshHeading",
     "PubmedParseError",
     "detect_format",

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 
 from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
+from evidence.integrity import MEDLINE_TAGS
 from pubmed.parsers.records import (
     AbstractRecord,
     AbstractSection,
+    CommentCorrection,
     MeshHeading,
     PubmedParseError,
     parse_pub_date,
@@ -76,6 +78,9 @@ def _medline_record(fields: list[tuple[str, str]]) -> AbstractRecord:
                 doi = candidate
                 break
     pmcid = next((v for v in values.get("PMC", []) if PMCID_RE.fullmatch(v)), "")
+    corrections = [
+        _medline_correction(MEDLINE_TAGS[tag], value) for tag, value in fields if tag in MEDLINE_TAGS
+    ]
     raw_date = (values.get("DP") or [""])[0]
     parsed, year = parse_pub_date(raw_date)
     abstract_text = " ".join(values.get("AB", []))
@@ -98,7 +103,18 @@ def _medline_record(fields: list[tuple[str, str]]) -> AbstractRecord:
         doi=doi,
         pmcid=pmcid,
         is_book="GR" in values and "BTI" in values,
+        corrections=corrections,
     )
+
+
+_MEDLINE_LINK_PMID = re.compile(r"\s*PMID:\s*(\d+)\s*$")
+
+
+def _medline_correction(kind: str, value: str) -> CommentCorrection:
+    """Return a MEDLINE link line ("Lancet. 2010 Feb 6;375(9713):445. PMID: 20137807") as a correction link."""
+    match = _MEDLINE_LINK_PMID.search(value)
+    source = value[: match.start()].strip() if match else value.strip()
+    return CommentCorrection(type=kind, pmid=match.group(1) if match else "", source=source)
 
 
 def parse_medline(text: str) -> list[AbstractRecord]:

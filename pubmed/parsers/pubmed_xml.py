@@ -15,9 +15,11 @@ from datetime import date
 from lxml import etree
 
 from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
+from evidence.integrity import notice_type
 from pubmed.parsers.records import (
     AbstractRecord,
     AbstractSection,
+    CommentCorrection,
     MeshHeading,
     PubmedParseError,
     clean_text,
@@ -168,6 +170,25 @@ def _mesh(citation: etree._Element) -> list[MeshHeading]:
     return headings
 
 
+def _corrections(citation: etree._Element) -> list[CommentCorrection]:
+    """Return the retraction, erratum and expression-of-concern links of a MedlineCitation (other links are skipped)."""
+    found = []
+    for node in citation.findall("CommentsCorrectionsList/CommentsCorrections"):
+        kind = notice_type(node.get("RefType", ""))
+        if not kind:
+            continue
+        pmid = _text(node.find("PMID"))
+        found.append(
+            CommentCorrection(
+                type=kind,
+                pmid=pmid if is_pmid(pmid) else "",
+                source=_text(node.find("RefSource")),
+                note=_text(node.find("Note")),
+            )
+        )
+    return found
+
+
 def _pmid(node: etree._Element | None, where: str) -> str:
     pmid = _text(node)
     if not is_pmid(pmid):
@@ -209,6 +230,7 @@ def _parse_article(element: etree._Element) -> AbstractRecord:
         keywords=[_text(node) for node in citation.findall("KeywordList/Keyword") if _text(node)],
         doi=_doi_from(article.findall("ELocationID"), ids),
         pmcid=_pmcid_from(ids),
+        corrections=_corrections(citation),
     )
 
 

@@ -32,6 +32,19 @@ class MeshHeading:
 
 
 @dataclass(frozen=True)
+class CommentCorrection:
+    """A retraction, erratum or expression-of-concern link (PubMed `CommentsCorrections`) to another record."""
+
+    type: str  # PubMed's RefType: RetractionIn, RetractionOf, ErratumIn, ExpressionOfConcernIn
+    pmid: str = ""
+    source: str = ""  # the citation of the linked notice, e.g. "Lancet. 2010 Feb 6;375(9713):445"
+    note: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"type": self.type, "pmid": self.pmid, "source": self.source, "note": self.note}
+
+
+@dataclass(frozen=True)
 class AbstractRecord:
     """A PubMed record as MedCite stores it, independent of the format it came in."""
 
@@ -52,6 +65,7 @@ class AbstractRecord:
     doi: str = ""
     pmcid: str = ""
     is_book: bool = False
+    corrections: list[CommentCorrection] = field(default_factory=list)
 
     @property
     def mesh_major(self) -> list[str]:

@@ -51,6 +51,10 @@ class ChunkHit:
     score: float
     section: str = ""
     mesh_terms: list[str] = field(default_factory=list)
+    is_retracted: bool = False
+    has_expression_of_concern: bool = False
+    evidence_level: str = "other"
+    evidence_level_inferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class SearchFilters:
     pmids: tuple[str, ...] | None = None  # only these abstracts (None: all)
     year_from: int | None = None
     year_to: int | None = None
+    levels: tuple[str, ...] = ()
+    exclude_retracted: bool = False
 
     def sql(self) -> tuple[str, list[list[str] | int]]:
         """Return a SQL condition over abstract `a` and its parameters (case-insensitive MeSH match)."""
@@ -80,6 +86,11 @@ class SearchFilters:
         if self.year_to is not None:
             clauses.append("a.year <= %s")
             params.append(self.year_to)
+        if self.levels:
+            clauses.append("a.evidence_level = ANY(%s)")
+            params.append(list(self.levels))
+        if self.exclude_retracted:
+            clauses.append("NOT a.is_retracted")
         return (" AND ".join(clauses) or "TRUE"), params
 
 
@@ -99,7 +110,7 @@ def vector_ranking(*, query: str, limit: int, filters: SearchFilters | None = No
     literal = _vector_literal(embed_query(query))
     condition, params = (filters or SearchFilters()).sql()
     # Join the abstracts only to filter: the plain query is a pure HNSW index scan.
-    join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if params else ""
+    join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if condition != "TRUE" else ""
     sql = (
         f"SELECT c.id, c.abstract_id, (c.embedding::vector({dimension})) <=> %s::vector({dimension}) AS distance "
         f"FROM pubmed_abstractchunk c {join} "
@@ -176,7 +187,7 @@ def text_ranking(*, query: str, limit: int, filters: SearchFilters | None = None
         return []
     distinctive = distinctive_lexemes(lexemes)
     condition, params = (filters or SearchFilters()).sql()
-    join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if params else ""
+    join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if condition != "TRUE" else ""
     sql = (
         "SELECT c.id, c.abstract_id, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_vector, %s::tsquery, 1) AS rank "
         f"FROM pubmed_abstractchunk c {join} "
@@ -255,7 +266,8 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.id, c.ordinal, c.section, c.text, a.pmid, a.title, a.journal, a.year, a.authors, a.doi, "
-            "a.pmcid, a.publication_types, a.mesh_terms "
+            "a.pmcid, a.publication_types, a.mesh_terms, a.is_retracted, a.has_expression_of_concern, "
+            "a.evidence_level, a.evidence_level_inferred "
             "FROM pubmed_abstractchunk c JOIN pubmed_abstract a ON a.pmid = c.abstract_id WHERE c.id = ANY(%s)",
             [ids],
         )
@@ -265,7 +277,8 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         row = rows.get(chunk_id)
         if row is None:  # deleted between ranking and loading
             continue
-        _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh = row
+        _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh, *flags = row
+        retracted, concern, level, inferred = flags
         hits.append(
             ChunkHit(
                 pmid=pmid,
@@ -282,6 +295,10 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
                 score=round(float(score), 6),
                 section=section,
                 mesh_terms=list(mesh),
+                is_retracted=retracted,
+                has_expression_of_concern=concern,
+                evidence_level=level,
+                evidence_level_inferred=inferred,
             )
         )
     return hits
@@ -317,17 +334,21 @@ def hybrid_search(
     year_from: int | None = None,
     year_to: int | None = None,
     rerank: bool = True,
+    levels: Sequence[str] = (),
+    exclude_retracted: bool = False,
 ) -> list[ChunkHit]:
     """Return the k best abstracts (each as its best chunk) by fused vector and full-text ranking.
 
     MeSH filters match whole descriptors, case-insensitively: an abstract qualifies when it has any
-    included term and none of the excluded ones. Years are inclusive.
+    included term and none of the excluded ones. Years are inclusive; `levels` keeps abstracts of
+    those levels of evidence. Retracted abstracts are returned flagged unless `exclude_retracted`.
     """
     query = _check(query, k)
     if year_from is not None and year_to is not None and year_from > year_to:
         raise ValueError(f"year_from ({year_from}) is after year_to ({year_to}).")
     filters = SearchFilters(
-        mesh_include=tuple(mesh_include), mesh_exclude=tuple(mesh_exclude), year_from=year_from, year_to=year_to
+        mesh_include=tuple(mesh_include), mesh_exclude=tuple(mesh_exclude), year_from=year_from, year_to=year_to,
+        levels=tuple(levels), exclude_retracted=exclude_retracted,
     )
     depth = max(CANDIDATES, k * 3)
     vector = _best_scores(vector_ranking(query=query, limit=depth, filters=filters))

@@ -12,6 +12,8 @@ import structlog
 from django.db import connection, transaction
 from django.utils import timezone
 
+from evidence.integrity import assess_integrity
+from evidence.levels import assess_level
 from pubmed.chunking import Chunk, chunk_abstract, embedding_text
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, AbstractSource, LexemeStat
@@ -22,6 +24,7 @@ logger = structlog.get_logger(__name__)
 _ABSTRACT_FIELDS = [
     "title", "abstract", "sections", "authors", "journal", "journal_title", "pub_date", "pub_date_raw", "year",
     "mesh_terms", "mesh_major", "mesh_headings", "publication_types", "keywords", "doi", "pmcid", "is_book",
+    "corrections", "is_retracted", "has_expression_of_concern", "evidence_level", "evidence_level_inferred",
     "source", "content_hash", "fetched_at",
 ]
 
@@ -41,6 +44,12 @@ def content_hash(record: AbstractRecord) -> str:
 
 
 def _abstract_row(record: AbstractRecord, *, source: str, digest: str) -> Abstract:
+    corrections = [link.as_dict() for link in record.corrections]
+    integrity = assess_integrity(publication_types=record.publication_types, corrections=corrections)
+    level = assess_level(
+        publication_types=record.publication_types, mesh_terms=record.mesh_terms, title=record.title,
+        abstract=record.abstract,
+    )
     return Abstract(
         pmid=record.pmid,
         title=record.title,
@@ -63,6 +72,11 @@ def _abstract_row(record: AbstractRecord, *, source: str, digest: str) -> Abstra
         doi=record.doi,
         pmcid=record.pmcid,
         is_book=record.is_book,
+        corrections=corrections,
+        is_retracted=integrity.retracted,
+        has_expression_of_concern=integrity.expression_of_concern,
+        evidence_level=level.level,
+        evidence_level_inferred=level.inferred,
         source=source,
         content_hash=digest,
         fetched_at=timezone.now(),

@@ -1,4 +1,5 @@
-"""Check library identifiers against PubMed: does each PMID exist, and does its title match ours.
+"""Check library identifiers against PubMed: does each PMID exist, does its title match ours, and has
+PubMed retracted it or linked an expression of concern.
 
 It lives here, not in the evidence app, because it calls the E-utilities client; the library's admin
 action reaches it through `evidence.identifier_checks`, which this app registers on start-up.
@@ -9,12 +10,13 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
 import structlog
 from django.db import transaction
 
+from evidence.integrity import assess_integrity
 from evidence.models import IdentifierCheck, Study
 from pubmed.clients import EutilsError, eutils_client
 from pubmed.summaries import PubmedSummary
@@ -81,13 +83,68 @@ def study_identifiers_verify(*, study_ids: Sequence[int]) -> list[IdentifierChec
             check.title_similarity = title_similarity(study.title, summary.title)
             matched = check.title_similarity >= TITLE_MATCH_THRESHOLD
             check.status = IdentifierCheck.Status.MATCH if matched else IdentifierCheck.Status.MISMATCH
-            if not matched:
-                check.detail = f"PubMed title: {summary.title}"
+            integrity = summary.integrity
+            check.publication_types = list(summary.publication_types)
+            check.notices = list(summary.corrections)
+            check.retracted = integrity.retracted
+            check.expression_of_concern = integrity.expression_of_concern
+            check.detail = " ".join(
+                part
+                for part in (
+                    f"PubMed: {integrity.summary()}" if integrity.flagged else "",
+                    "" if matched else f"PubMed title: {summary.title}",
+                )
+                if part
+            )
         checks.append(check)
     IdentifierCheck.objects.bulk_create(checks)
     logger.info(
         "identifier_verification_complete",
         studies=len(checks),
         statuses={status: sum(c.status == status for c in checks) for status in {c.status for c in checks}},
+        retracted=[c.pmid for c in checks if c.retracted],
+        expression_of_concern=[c.pmid for c in checks if c.expression_of_concern],
     )
+    return checks
+
+
+@transaction.atomic
+def study_checks_from_pubmed(
+    *, records: Mapping[str, tuple[str, Sequence[str], Sequence[Mapping[str, str]]]], source: str
+) -> list[IdentifierCheck]:
+    """Record a check for every library study whose PMID is in `records` (PMID → title, types, notice links).
+
+    Used when PubMed records are fetched anyway (`refresh_abstracts`): a study whose paper PubMed has
+    since retracted is flagged in the admin without waiting for a curator to run the verify action.
+    """
+    checks = []
+    for study in Study.objects.filter(pmid__in=list(records)).order_by("pk"):
+        title, types, notices = records[study.pmid]
+        integrity = assess_integrity(publication_types=types, corrections=notices)
+        similarity = title_similarity(study.title, title)
+        matched = similarity >= TITLE_MATCH_THRESHOLD
+        checks.append(
+            IdentifierCheck(
+                study=study,
+                pmid=study.pmid,
+                status=IdentifierCheck.Status.MATCH if matched else IdentifierCheck.Status.MISMATCH,
+                pmid_exists=True,
+                pubmed_title=title,
+                title_similarity=similarity,
+                publication_types=list(types),
+                notices=[dict(link) for link in notices],
+                retracted=integrity.retracted,
+                expression_of_concern=integrity.expression_of_concern,
+                detail=" ".join(
+                    part
+                    for part in (
+                        f"From {source}.",
+                        f"PubMed: {integrity.summary()}" if integrity.flagged else "",
+                        "" if matched else f"PubMed title: {title}",
+                    )
+                    if part
+                ),
+            )
+        )
+    IdentifierCheck.objects.bulk_create(checks)
     return checks

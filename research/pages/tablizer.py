@@ -12,7 +12,13 @@ from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
 from pubmed.models import TablizerSnapshot
-from pubmed.selectors import abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
+from pubmed.selectors import (
+    abstracts_by_pmids,
+    filter_abstracts_by_level,
+    snapshot_get,
+    snapshots_for_user,
+    sort_abstracts,
+)
 from pubmed.services.snapshots import snapshots_compare
 from pubmed.services.tablizer import tablizer_search
 from research import selectors
@@ -28,13 +34,16 @@ SNAPSHOTS_IN_PROMPT = 10
 def abstract_item(abstract: Any) -> PageItem:
     """Return a stored abstract as a tray row: its prompt line and the citable record."""
     kinds = tuple(abstract.publication_types)
+    level = abstract.level
     line = " | ".join(
         [
             f"PMID {abstract.pmid}",
+            *(["RETRACTED - not evidence"] if abstract.is_retracted else []),
             abstract.title or "(no title)",
             str(abstract.year or "n.d."),
             abstract.journal or "journal not listed",
             ", ".join(kinds[:3]) or "publication type not listed",
+            f"level: {level.badge}",
         ]
     )
     source = EvidenceSource(
@@ -51,9 +60,14 @@ def abstract_item(abstract: Any) -> PageItem:
         year=abstract.year,
         publication_types=kinds,
         section="abstract",
+        retracted=abstract.is_retracted,
+        expression_of_concern=abstract.has_expression_of_concern,
+        evidence_level=level.level,
+        evidence_level_inferred=level.inferred,
     )
     facets = {
         "type": kinds,
+        "level": (level.label,),
         "year": (str(abstract.year),) if abstract.year else (),
         "journal": (abstract.journal,) if abstract.journal else (),
         "mesh": tuple(abstract.mesh_terms or ()),
@@ -95,6 +109,7 @@ def state_query(data: dict[str, Any], *, compare: tuple[int, int] | None = None)
     """Return the Tablizer query string of cleaned form data (and compare mode)."""
     keys = ("q", "year_from", "year_to", "n", "sort", "dir")
     pairs = [(key, data[key]) for key in keys if data.get(key) not in (None, "")]
+    pairs += [("level", level) for level in data.get("level") or ()]
     if compare:
         pairs += [("compare_a", compare[0]), ("compare_b", compare[1])]
     return urlencode(pairs)
@@ -168,12 +183,14 @@ def build_context(*, state: str, user: Any) -> PageContext:
             context.total = result.count
             translation = result.query_translation
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
+            rows = filter_abstracts_by_level(rows, levels=data["level"])
             context.items = [abstract_item(abstract) for abstract in rows]
     saved = list(snapshots_for_user(user=user)[:SNAPSHOTS_IN_PROMPT])
     context.header = [
         f"Query: {data.get('q') or '(none)'}",
         *([f"PubMed searched: {translation}"] if translation else []),
         f"Date range: {_date_range(data)}",
+        *([f"Level of evidence filter: {', '.join(data['level'])}"] if data.get("level") else []),
         (
             f"Counts: {context.total if context.total is not None else 0} articles match in PubMed; "
             f"{len(context.items)} loaded on the page."
@@ -207,6 +224,7 @@ def abstract_text(abstract: Any) -> str:
         f"PMID {abstract.pmid}: {abstract.title or '(no title)'}",
         f"Journal: {abstract.journal or 'not listed'}; year: {abstract.year or 'n.d.'}",
         f"Publication types: {', '.join(abstract.publication_types) or 'not listed'}",
+        f"Level of evidence: {abstract.level.badge}" + ("; RETRACTED, not evidence" if abstract.is_retracted else ""),
     ]
     if abstract.mesh_terms:
         lines.append(f"MeSH terms: {', '.join(abstract.mesh_terms)}")

@@ -22,6 +22,7 @@ from evidence.vocabulary import load_vocabulary
 from pubmed.clients import EutilsClient, EutilsUnavailable, eutils_client
 from pubmed.models import Abstract
 from pubmed.prompts import JsonCompleter
+from pubmed.selectors import retracted_among
 from pubmed.services.expand import expand_search_terms
 from pubmed.services.ingest import fetch_and_cache
 from pubmed.services.normalise import normalise_disease
@@ -124,11 +125,20 @@ def _fetch(ctx: StageContext) -> tuple[dict[str, Any], int | None, str]:
 
 
 def _search(ctx: StageContext) -> tuple[dict[str, Any], int | None, str]:
-    pmids = ctx.run.state["fetch"]["pmids"]
+    """Search the fetched abstracts for the therapeutic question; retracted ones are left out and named."""
+    found = ctx.run.state["fetch"]["pmids"]
+    retracted = retracted_among(pmids=found)
+    pmids = [pmid for pmid in found if pmid not in retracted]
     query = therapeutic_query(drug=ctx.run.drug, disease=ctx.run.state["normalise"]["normalised"])
     hits = semantic_search(query, k=RERANK_DEPTH, filters=SearchFilters(pmids=tuple(pmids))) if pmids else []
-    output = {"query": query, "hits": [{"pmid": h.pmid, "score": h.score} for h in hits]}
-    return output, len(hits), f"{len(hits)} of {len(pmids)} stored abstracts closest to the therapeutic question"
+    excluded = [{"pmid": pmid, "title": retracted[pmid]} for pmid in found if pmid in retracted]
+    output = {"query": query, "hits": [{"pmid": h.pmid, "score": h.score} for h in hits], "retracted": excluded}
+    detail = f"{len(hits)} of {len(pmids)} stored abstracts closest to the therapeutic question"
+    if retracted:
+        listed = "; ".join(f"PMID {item['pmid']} ({item['title']})" for item in excluded)
+        count = len(retracted)
+        detail += f"; {count} retracted abstract{'s were' if count != 1 else ' was'} excluded: {listed}"
+    return output, len(hits), detail
 
 
 def _rerank(ctx: StageContext) -> tuple[dict[str, Any], int | None, str]:

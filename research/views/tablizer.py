@@ -15,11 +15,19 @@ from django.views.decorators.http import require_GET, require_POST
 from evidence import identifiers
 from evidence.export import EXPORT_FORMATS, UnknownExportFormat, check_export_format, citations_export
 from evidence.export_http import citation_file_response
+from evidence.levels import EvidenceLevel
 from pubmed.clients import EutilsError
 from pubmed.export import citation_records_for_pmids
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
-from pubmed.selectors import TABLIZER_SORTS, abstracts_by_pmids, snapshot_get, snapshots_for_user, sort_abstracts
+from pubmed.selectors import (
+    TABLIZER_SORTS,
+    abstracts_by_pmids,
+    filter_abstracts_by_level,
+    snapshot_get,
+    snapshots_for_user,
+    sort_abstracts,
+)
 from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
 from pubmed.services.tablizer import MAX_ROWS, PAGE_ROWS, tablizer_search
 from research.charts import year_histogram
@@ -28,12 +36,13 @@ from research.pages.tablizer import compare_ids, compared_snapshots, parse_state
 from research.views.htmx import htmx_reload, is_htmx
 
 COLUMNS = [("pmid", "PMID"), ("title", "Title"), ("author", "First author"), ("journal", "Journal"),
-           ("year", "Year"), ("type", "Publication type")]
+           ("year", "Year"), ("level", "Level of evidence"), ("type", "Publication type")]
 
 
 def tablizer(request: HttpRequest) -> HttpResponse:
     form = TablizerForm(request.GET or None)
-    context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None}
+    context: dict[str, Any] = {"form": form, "columns": COLUMNS, "result": None, "levels": EvidenceLevel.choices,
+                               "chosen_levels": request.GET.getlist("level")}
     searched: dict[str, Any] = {}
     rows: list[Abstract] = []
     if form.is_bound and form.is_valid() and form.cleaned_data["q"]:
@@ -48,8 +57,10 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             params = request.GET.copy()
             searched = dict(data)
             rows = sort_abstracts(result.rows, sort=data["sort"], descending=data["dir"] == "desc")
+            rows = filter_abstracts_by_level(rows, levels=data["level"])
             context.update(
                 result=result,
+                filtered_out=len(result.rows) - len(rows),
                 sort=data["sort"],
                 dir=data["dir"],
                 sortable=[key for key in TABLIZER_SORTS if key != "relevance"],

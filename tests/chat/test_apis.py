@@ -97,6 +97,11 @@ def test_ask_returns_the_ask_json(api, user, library):
         "badges": ["PubMed", "Gold Standard", "Landmark Trial", "Curated library", "Trial", "High strength"],
         "source_badge": "PubMed",
         "quality_badges": ["Gold Standard", "Landmark Trial"],
+        "evidence_level": "rct",
+        "evidence_level_label": "Randomised controlled trial",
+        "evidence_level_inferred": False,
+        "level_badge": "RCT",
+        "retracted": False,
         "n": 1,
         "doc_id": "pmid:36027570",
     }

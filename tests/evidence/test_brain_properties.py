@@ -278,3 +278,34 @@ def test_within_a_score_stronger_evidence_ranks_first():
         [study("protocol", 1, 1.9), study("trial", 3, 1.2), study("cohort", 2, 1.5)], pico=pico, vocabulary=VOCAB
     )
     assert [r.candidate.key for r in result.items] == ["trial", "cohort", "protocol"]
+
+
+def test_between_equally_relevant_items_the_higher_level_of_evidence_ranks_first():
+    pico = make_pico(["colon", "ctdna"], ["adjuvant", "de-escalation"])
+
+    def abstract(key, level_rank, retrieval):
+        tags = frozenset({"colon", "ctdna"}), frozenset({"adjuvant", "de-escalation"})
+        return Candidate(key, key, *tags, True, False, "pubmed", 2022, retrieval, level_rank=level_rank)
+
+    result = rank_references(
+        [abstract("case", 2, 0.8012), abstract("meta-analysis", 5, 0.7981), abstract("rct", 4, 0.8),
+         abstract("best", 1, 0.9)],
+        pico=pico,
+        vocabulary=VOCAB,
+    )
+    # A clearly better match stays first; equally good matches (to two decimals) go by level of evidence.
+    assert [r.candidate.key for r in result.items] == ["best", "meta-analysis", "rct", "case"]
+
+
+# The level of evidence is a tie-breaker only: it never changes which candidates are kept.
+@settings(max_examples=100, deadline=None)
+@given(candidates(), tag_lists, decision_lists, st.data())
+def test_levels_of_evidence_never_change_which_references_are_kept(cands, diseases, decisions, data):
+    from dataclasses import replace
+
+    pico = make_pico(diseases, decisions)
+    levelled = [replace(c, level_rank=data.draw(st.integers(min_value=0, max_value=6))) for c in cands]
+    plain = rank_references(cands, pico=pico, vocabulary=VOCAB)
+    with_levels = rank_references(levelled, pico=pico, vocabulary=VOCAB)
+    assert {r.candidate.key for r in with_levels.items} == {r.candidate.key for r in plain.items}
+    assert [r.score for r in with_levels.items] == sorted((r.score for r in with_levels.items), reverse=True)

@@ -52,3 +52,17 @@ def test_study_detail_shows_finding_links_and_guidance(client):
     assert 'href="https://pmc.ncbi.nlm.nih.gov/articles/PMC9701133/"' in body
     assert "ctDNA-guided de-escalation" in body and "DYNAMIC 5-year" in body
     assert client.get(reverse("evidence:study-detail", args=[999999])).status_code == 404
+
+
+def test_library_pages_show_each_study_level_of_evidence(client):
+    StudyFactory(study_name="DYNAMIC", kind="trial", study_design="Randomised phase 2 trial.")
+    StudyFactory(study_name="GALAXY", kind="cohort", study_design="Prospective registry.")
+    guideline = StudyFactory(study_name="ESC AF 2024", kind="guideline")
+    import lxml.html
+
+    tree = lxml.html.fromstring(client.get(reverse("evidence:library")).content)
+    assert sorted(badge.text_content() for badge in tree.cssselect(".badge.level")) == [
+        "Cohort / case-control", "Guideline", "RCT"
+    ]
+    detail = lxml.html.fromstring(client.get(reverse("evidence:study-detail", args=[guideline.pk])).content)
+    assert detail.cssselect(".badge.level")[0].get("data-level") == "guideline"

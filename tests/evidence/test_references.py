@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from evidence.references import format_authors, format_reference, is_direct_url, quality_badges, reference_url
@@ -107,6 +109,22 @@ def test_reference_carries_identifiers_direct_url_authors_journal_year_and_badge
             "Trial",
             "High strength",
         ],
+        "retracted": False,
+    }
+
+
+def test_reference_carries_its_level_of_evidence_and_says_when_it_was_inferred():
+    source = EvidenceSource(
+        doc_id="pmid:99000020", chunk_id="c0", origin="retrieved", title="Does X help Y?", pmid="99000020",
+        evidence_level="rct", evidence_level_inferred=True,
+    )
+    reference = format_reference(source)
+    assert {key: reference[key] for key in reference if "level" in key or key == "retracted"} == {
+        "evidence_level": "rct",
+        "evidence_level_label": "Randomised controlled trial",
+        "evidence_level_inferred": True,
+        "level_badge": "RCT (inferred)",
+        "retracted": False,
     }
 
 
@@ -183,3 +201,15 @@ def test_library_reference_keeps_the_curated_url_exactly_and_a_reference_without
         url="https://www.google.com/search?q=ESC+AF+guideline",
     )
     assert format_reference(searchy)["url"] == "https://pubmed.ncbi.nlm.nih.gov/39210723/"
+
+
+def test_reference_of_a_paper_under_an_expression_of_concern_says_so():
+    source = EvidenceSource(
+        doc_id="pmid:99000004", chunk_id="c0", origin="retrieved", title="Statin use and stroke", pmid="99000004",
+        evidence_level="cohort", expression_of_concern=True,
+    )
+    reference = format_reference(source)
+    assert (reference["expression_of_concern"], reference["retracted"], reference["level_badge"]) == (
+        True, False, "Cohort / case-control"
+    )
+    assert "expression_of_concern" not in format_reference(replace(source, expression_of_concern=False))

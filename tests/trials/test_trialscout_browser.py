@@ -66,7 +66,8 @@ def test_load_more_appends_rows_in_place_until_the_end(browser, live_server, phe
     page.wait_for_function("() => document.querySelectorAll('#trial-results tbody tr').length === 13")
 
     assert page.locator("a[data-load-more]").count() == 0
-    assert page.locator(".load-more").inner_text() == "End of results."
+    assert page.locator("#trial-load-more").inner_text().strip() == "End of results."
+    assert page.locator("#trial-results-status").inner_text().startswith("3 more trials loaded, ")
     assert [request.args.get("pageToken") for request, _ in phelan_pages.log] == [None, PHELAN_TOKEN, PHELAN_TOKEN_2]
 
 
