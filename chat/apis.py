@@ -26,6 +26,14 @@ from chat.services.conversations import (
 )
 from chat.streaming import event_stream_response, reply_stream, wants_stream
 from config.api import StandardPagination
+from evidence.export import citations_export
+from evidence.export_http import (
+    EXPORT_RESPONSES,
+    FORMAT_PARAMETER,
+    CitationFormatNegotiation,
+    citation_file_response,
+    export_format_from,
+)
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -154,4 +162,19 @@ class ConversationMessagesApi(APIView):
                 **ask_document(answer),
             },
             status=status.HTTP_201_CREATED,
+        )
+
+
+class AnswerExportApi(APIView):
+    """Download one answer's references as RIS, BibTeX, MEDLINE (.nbib) or CSL-JSON."""
+
+    content_negotiation_class = CitationFormatNegotiation
+
+    @extend_schema(parameters=[FORMAT_PARAMETER], responses=EXPORT_RESPONSES, operation_id="answer_references_export")
+    def get(self, request: Request, pk: int, message_id: int) -> HttpResponseBase:
+        fmt = export_format_from(request)
+        message = selectors.answer_get(user=request.user, conversation_id=pk, message_id=message_id)
+        records = selectors.answer_citation_records(message=message)
+        return citation_file_response(
+            citations_export(records=records, fmt=fmt, name=f"medcite-answer-{message.pk}-references")
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import QuerySet
@@ -10,6 +11,9 @@ from django.shortcuts import get_object_or_404
 
 from chat.models import Conversation, ConversationApp, Message, MessageRole
 from evidence.citations.verify import SOURCES_HEADING
+from evidence.export import CitationRecord, record_from_reference
+from pubmed.export import citation_record
+from pubmed.models import Abstract
 
 
 def conversation_list(*, user: Any, app: str = ConversationApp.CHAT) -> QuerySet[Conversation]:
@@ -20,6 +24,44 @@ def conversation_list(*, user: Any, app: str = ConversationApp.CHAT) -> QuerySet
 def conversation_get(*, user: Any, conversation_id: int) -> Conversation:
     """Return the user's conversation, or raise Http404 (also for another user's conversation)."""
     return get_object_or_404(Conversation, pk=conversation_id, user=user)
+
+
+def answer_get(*, user: Any, conversation_id: int, message_id: int) -> Message:
+    """Return an assistant message of the user's conversation, or raise Http404."""
+    return get_object_or_404(
+        Message,
+        pk=message_id,
+        conversation_id=conversation_id,
+        conversation__user=user,
+        role=MessageRole.ASSISTANT,
+    )
+
+
+def answer_citation_records(*, message: Message) -> list[CitationRecord]:
+    """Return the answer's references as citation records, in reference order.
+
+    A reference whose PMID is stored as an abstract gets the full author list, journal title and
+    abstract from the store; the answer's own link (a curated guideline page) is kept.
+    """
+    references = message.references
+    pmids = [str(reference["pmid"]) for reference in references if reference.get("pmid")]
+    stored = Abstract.objects.in_bulk(pmids) if pmids else {}
+    records = []
+    for reference in references:
+        record = record_from_reference(reference)
+        abstract = stored.get(record.pmid)
+        if abstract is not None:
+            full = citation_record(abstract)
+            record = replace(
+                full,
+                title=full.title or record.title,
+                doi=full.doi or record.doi,
+                pmcid=full.pmcid or record.pmcid,
+                nct=record.nct,
+                url=record.url,
+            )
+        records.append(record)
+    return records
 
 
 def conversation_messages(*, conversation: Conversation) -> QuerySet[Message]:

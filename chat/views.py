@@ -23,6 +23,8 @@ from chat.services.conversations import (
     conversation_reply_events,
 )
 from chat.streaming import event_stream_response, reply_stream, wants_stream
+from evidence.export import UnknownExportFormat, check_export_format, citations_export
+from evidence.export_http import citation_file_response
 
 SIDEBAR_SIZE = 50
 
@@ -110,3 +112,18 @@ def message_new(request: HttpRequest, pk: int) -> HttpResponseBase:
             request, conversation, question=request.POST.get("question", ""), error=exc.messages[0], status=400
         )
     return _reply(request, conversation, question)
+
+
+@login_required
+@require_GET
+def answer_export(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+    """Download an answer's references in the format chosen under the answer."""
+    message = selectors.answer_get(user=request.user, conversation_id=pk, message_id=message_id)
+    try:
+        fmt = check_export_format(request.GET.get("format"))
+    except UnknownExportFormat as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    records = selectors.answer_citation_records(message=message)
+    return citation_file_response(
+        citations_export(records=records, fmt=fmt, name=f"medcite-answer-{message.pk}-references")
+    )

@@ -110,6 +110,22 @@ def study_search(
     return queryset.order_by("-evidence_strength", "-publication_year", "study_name")
 
 
+def library_tag_names() -> list[tuple[str, str]]:
+    """Return (code, display name) of every disease tag used in the library, sorted by name (one query)."""
+    from django.db import connection
+
+    from evidence.models import Tag
+    from evidence.tag_names import tag_label
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT used.tag, tag.label FROM (SELECT unnest(disease_tags) AS tag FROM {Study._meta.db_table})"
+            f" AS used LEFT JOIN {Tag._meta.db_table} AS tag ON tag.code = used.tag"
+        )
+        names = [(code, tag_label(code, {code: label} if label else {})) for code, label in cursor.fetchall()]
+    return sorted(names, key=lambda pair: pair[1].lower())
+
+
 def library_tags() -> list[str]:
     """Return every disease tag used in the library, sorted."""
     from django.db import connection

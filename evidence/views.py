@@ -9,7 +9,8 @@ from rest_framework.exceptions import ValidationError
 
 from evidence.apis import parse_study_filters
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
-from evidence.selectors import library_tags, study_search
+from evidence.selectors import library_tag_names, study_search
+from evidence.tag_names import tag_labels
 
 PAGE_SIZE = 25
 
@@ -33,7 +34,7 @@ def library(request: HttpRequest) -> HttpResponse:
             "errors": errors,
             "params": request.GET,
             "query_string": query.urlencode(),
-            "tags": library_tags(),
+            "tags": library_tag_names(),
             "strengths": [choice.label for choice in sorted(EvidenceStrength, reverse=True)],
             "kinds": StudyKind.choices,
             "contexts": ResultContext.choices,
@@ -54,5 +55,10 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "evidence/study_detail.html",
-        {"study": study, "related": related, "latest_check": latest_check},
+        {
+            "study": study,
+            "related": related,
+            "latest_check": latest_check,
+            "tag_names": tag_labels([*study.disease_tags, *study.decision_tags, *study.clinical_settings]),
+        },
     )

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import permissions, serializers, status
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from evidence import identifiers
+from evidence.export import citations_export
+from evidence.export_http import (
+    EXPORT_RESPONSES,
+    FORMAT_PARAMETER,
+    CitationFormatNegotiation,
+    citation_file_response,
+    export_format_from,
+)
 from evidence.identifiers import pubmed_url
 from evidence.levels import LEVEL_RANK, EvidenceLevel, level_assessment
 from pubmed.clients import EutilsError
+from pubmed.export import citation_records_for_pmids
 from pubmed.models import Abstract, Ingestion
 from pubmed.selectors import TABLIZER_SORTS, filter_abstracts_by_level, ingestion_get, sort_abstracts
 from pubmed.services.ingest import MAX_PER_QUERY, IngestionInputError, ingestion_create
@@ -286,3 +297,77 @@ class IngestionDetailApi(APIView):
 @extend_schema_view(get=extend_schema(exclude=True))
 class AbstractSearchSlashApi(AbstractSearchApi):
     """The same search at `abstracts/search/` (the documented path has no trailing slash)."""
+
+
+class AbstractExportInputSerializer(serializers.Serializer):
+    pmids = serializers.CharField(
+        required=False, max_length=MAX_ROWS * 10,
+        help_text="Comma-separated PMIDs of stored abstracts, in the order wanted (a Tablizer selection).",
+    )
+    q = serializers.CharField(
+        required=False, max_length=1000,
+        help_text="Or a PubMed query: its first `n` results, as the Tablizer shows them (needs authentication).",
+    )
+    year_from = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    year_to = serializers.IntegerField(min_value=1800, max_value=2100, required=False)
+    n = serializers.IntegerField(min_value=1, max_value=MAX_ROWS, default=PAGE_ROWS)
+
+    def validate_pmids(self, value: str) -> list[str]:
+        pmids = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+        invalid = [pmid for pmid in pmids if not identifiers.is_pmid(pmid)]
+        if invalid:
+            raise serializers.ValidationError(f"Not a PMID: {', '.join(invalid[:5])}; PMIDs are digits, e.g. 35657320.")
+        if len(pmids) > MAX_ROWS:
+            raise serializers.ValidationError(f"At most {MAX_ROWS} PMIDs per export; {len(pmids)} were given.")
+        return pmids
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if bool(attrs.get("pmids")) == bool(attrs.get("q")):
+            raise serializers.ValidationError("Give either pmids=35657320,31104089 or q=<PubMed query>, not both.")
+        return attrs
+
+
+class AbstractExportApi(APIView):
+    """Download stored abstracts (a Tablizer selection or a Tablizer search) as citations.
+
+    `pmids` reads only the local store and is open like the search; `q` may query PubMed, so it needs
+    authentication.
+    """
+
+    permission_classes = [permissions.AllowAny]
+    content_negotiation_class = CitationFormatNegotiation
+
+    @extend_schema(
+        parameters=[FORMAT_PARAMETER, AbstractExportInputSerializer],
+        responses=EXPORT_RESPONSES,
+        summary="Export stored abstracts as RIS, BibTeX, MEDLINE or CSL-JSON",
+    )
+    def get(self, request: Request) -> HttpResponse:
+        fmt = export_format_from(request)
+        serializer = AbstractExportInputSerializer(
+            data={key: value for key, value in request.query_params.items() if key != "format"}
+        )
+        serializer.is_valid(raise_exception=True)
+        args = serializer.validated_data
+        if args.get("q"):
+            if not request.user.is_authenticated:
+                raise NotAuthenticated("Exporting a PubMed search (q=) needs a token or a session; pmids= does not.")
+            try:
+                result = tablizer_search(
+                    query=args["q"], year_from=args.get("year_from"), year_to=args.get("year_to"), rows=args["n"]
+                )
+            except ValueError as exc:
+                raise ValidationError({"q": [str(exc)]}) from exc
+            except EutilsError as exc:
+                raise ServiceUnavailable(f"PubMed search failed: {exc}") from exc
+            pmids = [abstract.pmid for abstract in result.rows]
+        else:
+            pmids = args["pmids"]
+        records = citation_records_for_pmids(pmids=pmids)
+        if not records:
+            raise NotFound(f"None of these PMIDs is stored: {', '.join(pmids[:5])}. Search them in the Tablizer first.")
+        response = citation_file_response(citations_export(records=records, fmt=fmt, name="medcite-abstracts"))
+        missing = sorted(set(pmids) - {record.pmid for record in records})
+        if missing:
+            response["X-Missing-PMIDs"] = ",".join(missing)
+        return response

@@ -8,6 +8,7 @@ app_name = "research"
 
 urlpatterns = [
     path("tablizer/", tablizer.tablizer, name="tablizer"),
+    path("tablizer/export/", tablizer.tablizer_export, name="tablizer-export"),
     path("tablizer/snapshots/", tablizer.snapshot_create, name="snapshot-create"),
     path("tablizer/snapshots/<int:snapshot_id>/delete/", tablizer.snapshot_remove, name="snapshot-delete"),
     path("trialscout/", trialscout.trialscout, name="trialscout"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chat.pipeline.state import AnswerRun, TraceStep
 from evidence.classification import classify, load_rules
-from evidence.models import Study
+from evidence.models import AnchorScenario, Study
 
 
 def classify_question(run: AnswerRun) -> TraceStep:
@@ -20,12 +20,18 @@ def classify_question(run: AnswerRun) -> TraceStep:
         if classification.anchor_scenario
         else []
     )
+    # The trace is read on the chat page: name the scenario by its title, not its key.
+    scenario_title = (
+        AnchorScenario.objects.filter(key=classification.anchor_scenario).values_list("title", flat=True).first()
+        if classification.anchor_scenario
+        else None
+    ) or classification.anchor_scenario
     return TraceStep(
         "classify",
         "Classified the question",
         f"{classification.classification} (confidence {classification.confidence:.1f})"
         + (
-            f"; anchor scenario {classification.anchor_scenario} with {len(run.anchors)} anchor studies"
+            f"; anchor scenario {scenario_title} with {len(run.anchors)} anchor studies"
             if classification.anchor_scenario
             else "; no anchor scenario"
         )

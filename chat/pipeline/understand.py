@@ -19,6 +19,7 @@ from evidence.followup import read_turn
 from evidence.models import Study
 from evidence.pico import extract_pico
 from evidence.sources import EvidenceSet, EvidenceSource
+from evidence.tag_names import tag_label
 from evidence.text import content_terms, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
 from pubmed.selectors import word_document_frequencies
@@ -55,9 +56,10 @@ def understand(run: AnswerRun) -> TraceStep:
     return TraceStep(
         "understand",
         "Understood the question",
-        f"Disease tags: {', '.join(pico.disease_tags) or 'none recognised'}"
-        f" (primary {pico.primary_disease_tag or '-'}); decision tags: {', '.join(pico.decision_tags) or 'none'}"
-        f" (primary {pico.primary_decision_tag or '-'}); PICO by {pico.source}"
+        f"Disease tags: {tag_names(pico.disease_tags, vocabulary) or 'none recognised'}"
+        f" (primary {tag_names([pico.primary_disease_tag], vocabulary) or '-'});"
+        f" decision tags: {tag_names(pico.decision_tags, vocabulary) or 'none'}"
+        f" (primary {tag_names([pico.primary_decision_tag], vocabulary) or '-'}); PICO by {pico.source}"
         + (f"; {len(run.sub_queries)} sub-queries" if len(run.sub_queries) > 1 else "")
         + (f"; result context: {run.context}" if run.context else "")
         + (f"; studies named: {names(run.named, 'study_name')}" if run.named else "")
@@ -77,6 +79,13 @@ def understand(run: AnswerRun) -> TraceStep:
             "sub_queries": [query.to_dict() for query in run.sub_queries],
         },
     )
+
+
+def tag_names(codes: Sequence[str | None], vocabulary: Vocabulary) -> str:
+    """Return the tags' labels joined by commas: the trace is read by clinicians, not by the code."""
+    # Library-only tags carry their code as label ("sglt2 inhibitors"): those are humanized instead.
+    labels = {code: term.label for code, term in vocabulary.terms.items() if term.label != code.replace("_", " ")}
+    return ", ".join(tag_label(code, labels) for code in codes if code)
 
 
 def read_follow_up(run: AnswerRun) -> None:

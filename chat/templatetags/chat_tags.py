@@ -5,6 +5,8 @@ from django.utils.safestring import SafeString
 
 from chat.models import Message
 from chat.rendering import reference_anchor, render_answer_html
+from evidence import identifiers
+from evidence.export import EXPORT_FORMATS, ExportFormat
 
 register = template.Library()
 
@@ -47,3 +49,25 @@ def full_stop(value: str) -> str:
     """End a fragment with exactly one full stop ("Tie J et al." stays as it is)."""
     value = str(value or "").strip()
     return value if not value or value.endswith((".", "?", "!")) else value + "."
+
+
+@register.filter
+def reference_links(reference: dict) -> list[tuple[str, str, str]]:
+    """Return (label, identifier, URL) for each identifier of a reference: PMID, DOI, PMCID, NCT id."""
+    links = []
+    pmid, doi, pmcid, nct = (str(reference.get(key) or "") for key in ("pmid", "doi", "pmcid", "nct"))
+    if pmid and identifiers.is_pmid(pmid):
+        links.append(("PMID", pmid, identifiers.pubmed_url(pmid)))
+    if doi and identifiers.is_doi(doi):
+        links.append(("DOI", doi, identifiers.doi_url(doi)))
+    if pmcid and identifiers.PMCID_RE.fullmatch(pmcid):
+        links.append(("PMCID", pmcid, identifiers.pmc_url(pmcid)))
+    if nct and identifiers.is_nct(nct):
+        links.append(("ClinicalTrials.gov", nct, identifiers.ctgov_url(nct)))
+    return links
+
+
+@register.simple_tag
+def export_formats() -> list[ExportFormat]:
+    """Return the citation file formats an answer's references can be downloaded in."""
+    return list(EXPORT_FORMATS.values())

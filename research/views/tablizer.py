@@ -11,11 +11,15 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from config.inputs import parse_ascii_int
+from evidence import identifiers
+from evidence.export import EXPORT_FORMATS, UnknownExportFormat, check_export_format, citations_export
+from evidence.export_http import citation_file_response
 from evidence.levels import EvidenceLevel
 from pubmed.clients import EutilsError, EutilsUnavailable
+from pubmed.export import citation_records_for_pmids
 from pubmed.forms import TablizerForm
 from pubmed.models import Abstract
 from pubmed.selectors import (
@@ -28,6 +32,7 @@ from pubmed.selectors import (
 )
 from pubmed.services.snapshots import snapshot_delete, snapshot_save, snapshots_compare
 from pubmed.services.tablizer import (
+    MAX_ROWS,
     PAGE_ROWS,
     PUBMED_REFUSED_MESSAGE,
     PUBMED_UNREACHABLE_MESSAGE,
@@ -126,10 +131,17 @@ def _research(request: HttpRequest, *, searched: dict[str, Any], rows: list[Abst
     def pmid(abstract: Abstract) -> str:
         return abstract.pmid
 
+    shown_rows = [] if comparison else ai.rows(rows, key=pmid)
+    shown_groups = [(key, title, len(group), ai.rows(group, key=pmid)) for key, title, group in groups]
+    shown = [abstract.pmid for abstract, _ in shown_rows] + [
+        abstract.pmid for _, _, _, group in shown_groups for abstract, _ in group
+    ]
     context.update(
         comparison=comparison,
-        rows=[] if comparison else ai.rows(rows, key=pmid),
-        groups=[(key, title, len(group), ai.rows(group, key=pmid)) for key, title, group in groups],
+        rows=shown_rows,
+        groups=shown_groups,
+        shown_pmids=",".join(dict.fromkeys(shown)),
+        export_formats=list(EXPORT_FORMATS.values()),
         loaded=len(rows),
         histogram=year_histogram(abstract.year for abstract in rows),
         snapshots=list(snapshots_for_user(user=request.user)[:50]),
@@ -192,3 +204,23 @@ def _with(params: object, **changes: str) -> str:
     for key, value in changes.items():
         query[key] = value
     return query.urlencode()
+
+
+@login_required
+@require_GET
+def tablizer_export(request: HttpRequest) -> HttpResponse:
+    """Download the ticked rows (`pmid`, repeated), or every row shown (`shown`, comma-separated), as citations."""
+    try:
+        fmt = check_export_format(request.GET.get("format"))
+    except UnknownExportFormat as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    pmids = request.GET.getlist("pmid") or request.GET.get("shown", "").split(",")
+    pmids = [value.strip() for value in pmids if value.strip()][:MAX_ROWS]
+    invalid = [value for value in pmids if not identifiers.is_pmid(value)]
+    if invalid or not pmids:
+        message = (
+            f"Not a PMID: {', '.join(invalid[:5])}." if invalid else "Tick the rows to export, or run a search first."
+        )
+        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+    records = citation_records_for_pmids(pmids=pmids)
+    return citation_file_response(citations_export(records=records, fmt=fmt, name="medcite-tablizer"))

@@ -127,6 +127,10 @@ CALLS: dict[str, list[Call]] = {
     "research-api-column-run": [Call("get")],
     "research-api-snapshots": [Call("get"), Call("post", ("label", "state"), json=True)],
     "research-api-snapshot-compare": [Call("get", ("a", "b"))],
+    "chat:answer-export": [Call("get", ("format",))],
+    "chat-api-answer-export": [Call("get", ("format",))],
+    "pubmed-api-abstract-export": [Call("get", ("format", "pmids", "q", "n", "year_from", "year_to"))],
+    "research:tablizer-export": [Call("get", ("format", "pmid", "shown"))],
 }
 
 
