@@ -49,13 +49,16 @@ class FollowUp:
 
 
 def _is_condition(concept: Concept) -> bool:
-    return concept.role == CONDITION or (concept.role == TOPIC and is_disease(concept.label))
+    return concept.role == CONDITION or (concept.role == TOPIC and is_disease(_wordings(concept)))
 
 
 def _is_intervention(concept: Concept) -> bool:
-    return concept.role == DECISION_ROLE or (
-        concept.role == TOPIC and is_intervention(concept.label) and not is_disease(concept.label)
-    )
+    text = _wordings(concept)
+    return concept.role == DECISION_ROLE or (concept.role == TOPIC and is_intervention(text) and not is_disease(text))
+
+
+def _wordings(concept: Concept) -> str:
+    return concept.label
 
 
 def _reads_as_follow_up(question: str, concepts: list[Concept]) -> bool:
@@ -67,8 +70,10 @@ def _reads_as_follow_up(question: str, concepts: list[Concept]) -> bool:
     if _CUE.match(question):
         return words <= MAX_FOLLOW_UP_WORDS or not has_condition
     if not has_condition and not has_intervention:
-        return True
-    return bool(_ANAPHORA.search(question)) and not has_condition
+        # "children?" is a follow-up; "Does hyperbaric O2 help nec fasc?" names topics of its own.
+        return sum(1 for c in concepts if c.role == TOPIC) <= 1 or bool(_ANAPHORA.search(question))
+    # "apixaban or rivaroxaban?": a short question naming only an intervention continues the topic.
+    return not has_condition and (words <= 5 or bool(_ANAPHORA.search(question)))
 
 
 def read_turn(question: str, earlier_questions: Sequence[str], *, concepts_of: ConceptsOf) -> FollowUp:

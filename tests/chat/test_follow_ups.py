@@ -33,6 +33,8 @@ def reading(question, *earlier):
         ([AF_CKD, "and in dialysis?"], "what dose?", {"atrial fibrillation", "anticoagulation"}, set()),
         ([HFPEF], "what about dapagliflozin?", {"heart failure with preserved ejection fraction"}, {"empagliflozin"}),
         (["Statins for primary prevention over age 75?"], "what about children?", {"Statins"}, {"older adults"}),
+        ([AF_CKD], "apixaban or rivaroxaban?", {"atrial fibrillation"}, {"anticoagulation"}),
+        ([AF_CKD], "Is it safe in pregnancy?", {"atrial fibrillation"}, set()),
     ],
 )
 def test_a_follow_up_carries_the_previous_topic_and_replaces_what_it_names(
@@ -52,6 +54,9 @@ def test_a_follow_up_carries_the_previous_topic_and_replaces_what_it_names(
         HFPEF,
         "Can adjuvant chemotherapy be withheld in stage II colon cancer when ctDNA is negative?",
         "Which empirical antibiotics are recommended for community-acquired pneumonia with sepsis?",
+        # Shorthand with topics of its own (no vocabulary tag, no condition-shaped word) is a new question.
+        "Does hyperbaric O2 help nec fasc?",
+        "Best tx for plantar warts in kids?",
     ],
 )
 def test_a_self_contained_question_inherits_nothing(library, question):
