@@ -64,6 +64,20 @@ def metrics(rows: list[dict]) -> dict[str, float]:
     }
 
 
+def _details(set_name: str, question: str, pmid: str, result) -> dict:
+    """Return what explains one answer: the judgement of the question's own abstract and what was cited."""
+    judgements = next((step.get("data", {}).get("judgements", []) for step in result.trace if step.get("step") == "judge"), [])
+    own = next((j for j in judgements if j["doc_id"] == f"pmid:{pmid}"), None)
+    return {
+        "set": set_name,
+        "question": question,
+        "own_judgement": own and {k: own[k] for k in ("semantic", "coverage", "score", "addresses", "direct", "reason", "missing")},
+        "cited_pmids": [reference.get("pmid") for reference in result.references],
+        "abstention": result.abstention,
+        "confidence_reasons": result.confidence_reasons,
+    }
+
+
 def verdicts(numbers: dict[str, float]) -> dict[str, str]:
     """Return PASS / FAIL per target."""
     out = {}
@@ -79,6 +93,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions of each set")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--reload", action="store_true", help="store the abstracts again even if present")
+    parser.add_argument("--details", type=Path, help="write one JSON line per question (judgement of its abstract) here")
     args = parser.parse_args()
     setup_django(database="medcite_bench_judgement")
 
@@ -101,6 +116,7 @@ def main() -> None:
             result = answer_question(question=question, settings=settings)
             rows.append(
                 {
+                    **(_details(name, question, pmid, result) if args.details else {}),
                     "pmid": pmid,
                     "stored": is_stored(pmid),
                     "heldout": is_heldout(pmid),
@@ -109,6 +125,9 @@ def main() -> None:
                     "seconds": time.perf_counter() - started,
                 }
             )
+        if args.details:
+            with args.details.open("a") as handle:
+                handle.writelines(json.dumps(row) + "\n" for row in rows)
         for split, part in (
             ("development", [r for r in rows if not r["heldout"]]),
             ("held-out", [r for r in rows if r["heldout"]]),

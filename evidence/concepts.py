@@ -68,6 +68,10 @@ _GENERIC_TEXT = """
     increase increased decrease decreased reduce reduced lower higher high low rate rates use used using
     receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer
     line better best worse prevent prevents preventing
+    enough sufficient sufficiently feasible accurate accurately reliable reliably
+    realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
+    really truly matter matters place way ways lead leads translate translates undergo undergoes undergoing
+    underwent undergone
 """
 GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)

@@ -276,12 +276,20 @@ def candidates(run: AnswerRun, admitted: set[str]) -> list[Candidate]:
         text = " ".join([first.title, *(chunk.text for chunk in chunks)])
         terms = mesh.get(first.pmid, [])
         is_review = bool({value.lower() for value in first.publication_types} & REVIEW_TYPES)
+        # The judge found the question's concepts in the abstract by any of their wordings ("PE" for
+        # pulmonary embolism); the tag ranking must not then exclude it for lacking the tag's own words.
+        index = TextIndex(text)
+        covered = {concept.code: concept.role for concept in run.concepts if concept.code and index.covers(concept)}
         found.append(
             Candidate(
                 key=doc_id,
                 title=first.title,
-                disease_tags=frozenset(vocabulary.tags_in(text, DISEASE)) | vocabulary.tags_for_mesh(terms, DISEASE),
-                decision_tags=frozenset(vocabulary.tags_in(text, DECISION)) | vocabulary.tags_for_mesh(terms, DECISION),
+                disease_tags=frozenset(vocabulary.tags_in(text, DISEASE))
+                | vocabulary.tags_for_mesh(terms, DISEASE)
+                | {code for code, role in covered.items() if role == CONDITION},
+                decision_tags=frozenset(vocabulary.tags_in(text, DECISION))
+                | vocabulary.tags_for_mesh(terms, DECISION)
+                | {code for code, role in covered.items() if role == DECISION_ROLE},
                 is_primary_study=not is_review,
                 is_review=is_review,
                 source="pubmed",

@@ -109,7 +109,10 @@ def abstract_sentences(text: str, *, section: str = "") -> list[tuple[str, str]]
 
 def is_finding(sentence: str, section: str) -> bool:
     """Return False for sentences that say why or how a study was done rather than what it found."""
-    if any(key in section for key in NON_FINDING_SECTIONS):
+    # A combined label ("METHODS AND RESULTS", "MEASUREMENTS AND MAIN RESULTS") holds findings too:
+    # there the sentence itself decides.
+    reports_findings = any(key in section for key, _ in SECTION_BONUS)
+    if not reports_findings and any(key in section for key in NON_FINDING_SECTIONS):
         return False
     return not _METHOD_SENTENCE.search(sentence)
 

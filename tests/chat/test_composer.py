@@ -105,6 +105,21 @@ def test_background_and_methods_sentences_are_never_findings():
     assert "Melanoma with BRAF mutations is common" not in compose(ABSTRACT, composer_sentences=6)
 
 
+@pytest.mark.parametrize(
+    ("section", "sentence", "finding"),
+    [
+        ("methods and results", "Trametinib prolonged median survival to 15.6 months in metastatic melanoma.", True),
+        ("measurements and main results", "Survival was longer with trametinib in BRAF-mutated melanoma.", True),
+        ("methods and results", "Patients with metastatic melanoma were enrolled at 12 centres.", False),
+        ("materials and methods", "Trametinib was given to patients with metastatic melanoma.", False),
+        ("background and purpose", "Trametinib may prolong survival in metastatic melanoma.", False),
+    ],
+)
+def test_a_combined_results_label_holds_findings_but_not_its_methods_sentences(section, sentence, finding):
+    score = score_sentence(sentence=sentence, section=section, question_terms=TERMS, weights=WEIGHTS)
+    assert (score > 0) is finding
+
+
 def test_redundant_sentences_are_dropped_and_sources_are_capped():
     text = compose(ABSTRACT, composer_sentences_per_source=5)
     assert text.count("Median progression-free survival was 4.8 months") == 1
