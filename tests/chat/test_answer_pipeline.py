@@ -162,3 +162,34 @@ def test_a_question_that_is_not_clinical_abstains_saying_so(library, eutils):
     result = answer_question(question="What is the capital of France?")
     assert (result.abstained, result.confidence, result.abstention["reason"]) == (True, "RED", "not_clinical")
     assert result.answer.startswith("This does not look like a clinical question")
+
+
+@pytest.fixture
+def pubmedqa_abstracts(db, shared_data):
+    """Store two real PubMedQA abstracts (first sentence as title) whose wording differs from their questions."""
+    from pubmed.benchmarking import pubmedqa_records, pubmedqa_titled
+    from pubmed.services.store import abstracts_upsert
+
+    records, questions = pubmedqa_records(shared_data / "pubmedqa" / "ori_pqal.json")
+    wanted = {"24019262", "17276801"}
+    abstracts_upsert(records=pubmedqa_titled([r for r in records if r.pmid in wanted]), embed=True)
+    return {q.pmid: q.question for q in questions if q.pmid in wanted}
+
+
+@pytest.mark.parametrize(
+    ("pmid", "why"),
+    [
+        # The abstract says "blood pressure", never the tag's "hypertension": the judge's wordings decide.
+        ("24019262", "condition covered by a wording the tag ranking does not know"),
+        # Its findings sit under a combined "METHODS AND RESULTS" label.
+        ("17276801", "findings under a combined methods-and-results label"),
+    ],
+)
+def test_a_judged_abstract_is_cited_whatever_its_wording_or_section_labels(
+    library, pubmedqa_abstracts, settings, pmid, why
+):
+    result = answer_question(question=pubmedqa_abstracts[pmid], settings=answer_settings(live_search=False))
+    assert [reference["pmid"] for reference in result.references] == [pmid], why
+    assert result.confidence == "YELLOW" and not result.abstained
+    rank = next(step for step in result.trace if step["step"] == "rank")
+    assert rank["detail"].startswith("1 kept, 0 excluded")
