@@ -10,6 +10,8 @@ sequence of stems, so "LTOT" in a question is found in an abstract about long-te
 
 from __future__ import annotations
 
+import bisect
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -152,19 +154,48 @@ class Lexicon:
 
 
 class TextIndex:
-    """A text's stems, ready for whole-word sequence look-ups."""
+    """A text's stems, ready for whole-word sequence look-ups.
+
+    A single long word also matches a word of the text that shares all but its last few letters,
+    where the stemmer leaves two forms of one word apart ("laparoscopy" / "laparoscopic", "Korea" /
+    "Korean", "circumcision" / "circumcised"): at least five letters shared, at most three more
+    on either side, and the difference is not a suffix that names another thing ("insulinoma").
+    """
+
+    MIN_PREFIX = 5
+    MAX_EXTRA = 3
+    OTHER_THING = ("oma", "itis", "osis", "ectomy", "otomy")
 
     def __init__(self, text: str) -> None:
         self.stems = [stem(token) for token in tokens(fold(text))]
         self._joined = " " + " ".join(self.stems) + " "
         self._set = set(self.stems)
+        self._sorted: list[str] | None = None
 
     def has(self, form: tuple[str, ...]) -> bool:
         if not form:
             return False
         if len(form) == 1:
-            return form[0] in self._set
+            return form[0] in self._set or self._has_variant(form[0])
         return (" " + " ".join(form) + " ") in self._joined
+
+    def _has_variant(self, word: str) -> bool:
+        if len(word) < self.MIN_PREFIX or not word.isalpha():
+            return False
+        if self._sorted is None:
+            self._sorted = sorted(self._set)
+        prefix = word[: max(self.MIN_PREFIX, len(word) - self.MAX_EXTRA)]
+        position = bisect.bisect_left(self._sorted, prefix)
+        while position < len(self._sorted) and self._sorted[position].startswith(prefix):
+            if self._variant(word, self._sorted[position]):
+                return True
+            position += 1
+        return False
+
+    def _variant(self, word: str, other: str) -> bool:
+        shared = len(os.path.commonprefix([word, other]))
+        rests = (word[shared:], other[shared:])
+        return all(len(rest) <= self.MAX_EXTRA and not rest.endswith(self.OTHER_THING) for rest in rests)
 
     def covers(self, concept: Concept) -> bool:
         return any(self.has(form) for form in concept.forms)

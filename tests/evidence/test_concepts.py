@@ -65,3 +65,21 @@ def test_british_spellings_fold_to_american():
     assert fold("Haemorrhage, oedema and tumour behaviour in paediatric anaesthesia") == (
         "hemorrhage, edema and tumor behavior in pediatric anesthesia"
     )
+
+
+@pytest.mark.parametrize(
+    ("word", "text", "found"),
+    [
+        ("laparoscopy", "Laparoscopic cholecystectomy was performed early.", True),
+        ("Korea", "Korean patients had earlier gastric cancer.", True),
+        ("circumcision", "Boys circumcised in infancy had fewer infections.", True),
+        ("metformin", "Metformin lowered HbA1c.", True),
+        # Too short to guess at, or a different word that only shares a beginning.
+        ("cardiac", "Cardiomyopathy was common.", False),
+        ("osteoporosis", "Osteoporotic fractures were counted.", True),
+        ("colectomy", "Colitis was severe.", False),
+        ("insulin", "Insulinoma was excluded.", False),
+    ],
+)
+def test_a_long_word_matches_its_variants_the_stemmer_keeps_apart(word, text, found):
+    assert TextIndex(text).has(TextIndex(word).stems and tuple(TextIndex(word).stems)) is found
