@@ -287,8 +287,8 @@ def abstracts_upsert_batches(
 ) -> Iterator[UpsertResult]:
     """Upsert each batch as `abstracts_upsert` would, in order, yielding one result per batch.
 
-    Faster for bulk loads: while one batch is written, the next is already being embedded in a
-    worker thread (ONNX Runtime and the tokenizer release the GIL), and reading the next batch
+    For bulk loads: while one batch is written, the next is already being embedded in a
+    worker thread (ONNX Runtime releases the GIL while it runs), and reading the next batch
     (parsing, when `batches` is a parser's generator) overlaps the embedding too. Each batch is
     still its own transaction, so a failure keeps the batches already yielded. The lexeme
     statistics are refreshed once at the end rather than after every batch.
