@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pubmed.benchmarking import pubmedqa_records
-from pubmed.embeddings import EmbeddingConfigError, build_embedder, get_embedder, resolve_model
+from pubmed.embeddings import EmbeddingConfigError, _length_batches, build_embedder, get_embedder, resolve_model
 
 
 def test_default_model_resolves_from_the_installed_package() -> None:
@@ -44,3 +44,28 @@ def test_int8_onnx_agrees_with_sentence_transformers_fp32(shared_data: Path) -> 
     assert cosine[-1] > 0.95
     # Each text stays nearest to its own fp32 vector: quantisation does not reorder neighbours.
     assert list(np.argmax(fast @ reference.T, axis=1)) == list(range(25))
+
+
+@pytest.mark.parametrize(
+    ("lengths", "max_rows", "max_tokens", "expected"),
+    [
+        ([5, 3, 9, 1], 64, 1000, [[3, 1, 0, 2]]),  # one batch, shortest first
+        ([5, 3, 9, 1], 2, 1000, [[3, 1], [0, 2]]),  # at most max_rows rows
+        ([100, 100, 100, 100, 100], 64, 300, [[0, 1, 2], [3, 4]]),  # 3 rows of 100 padded tokens fit, 4 do not
+        ([10, 10, 500], 64, 300, [[0, 1], [2]]),  # a text longer than the budget is a batch of its own
+        ([], 64, 300, []),
+    ],
+)
+def test_length_batches_respect_rows_and_padded_tokens(
+    lengths: list[int], max_rows: int, max_tokens: int, expected: list[list[int]]
+) -> None:
+    assert _length_batches(lengths, max_rows=max_rows, max_tokens=max_tokens) == expected
+
+
+def test_embeddings_do_not_depend_on_how_texts_are_batched(shared_data: Path) -> None:
+    records, _ = pubmedqa_records()
+    texts = [r.abstract for r in records[:20]]
+    together = get_embedder().embed(texts)
+    one_by_one = np.stack([get_embedder().embed([text])[0] for text in texts])
+    # int8 activations are quantised per call, so batching moves vectors by rounding only.
+    assert np.min(np.sum(together * one_by_one, axis=1)) > 0.99

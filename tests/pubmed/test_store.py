@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from pubmed.chunking import CHUNK_MAX_WORDS, chunk_abstract, split_sentences
-from pubmed.embeddings import EmbeddingConfigError
-from pubmed.models import Abstract, AbstractChunk
+from pubmed.chunking import CHUNK_MAX_WORDS, chunk_abstract, embedding_text, split_sentences
+from pubmed.embeddings import EmbeddingConfigError, get_embedder
+from pubmed.models import Abstract, AbstractChunk, LexemeStat
 from pubmed.parsers import AbstractRecord, AbstractSection
-from pubmed.services.store import abstracts_upsert, chunks_reembed
+from pubmed.services.store import abstracts_upsert, abstracts_upsert_batches, chunks_reembed
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +93,89 @@ def test_unknown_embedding_model_stores_nothing(recorded_records: dict[str, Abst
         abstracts_upsert(records=[recorded_records["22663011"]])
     assert Abstract.objects.count() == 0
     assert AbstractChunk.objects.count() == 0
+
+
+def test_stored_vectors_are_the_computed_float32_values(recorded_records: dict[str, AbstractRecord]) -> None:
+    record = recorded_records["22663011"]
+    abstracts_upsert(records=[record])
+    texts = [
+        embedding_text(title=record.title, chunk_text=chunk.text)
+        for chunk in chunk_abstract(title=record.title, sections=record.sections, abstract=record.abstract)
+    ]
+    computed = get_embedder().embed(texts)
+    stored = np.array([list(c.embedding) for c in AbstractChunk.objects.filter(abstract_id="22663011")], np.float32)
+    assert stored.shape == computed.shape
+    assert np.array_equal(stored, computed)
+
+
+def test_identical_chunk_texts_are_embedded_once(
+    recorded_records: dict[str, AbstractRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = recorded_records["34567890"]
+    twin = dataclasses.replace(original, pmid="34567891")
+    embedder = get_embedder()
+    embedded: list[str] = []
+    real_embed = embedder.embed
+
+    def counting_embed(texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return real_embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", counting_embed)
+    result = abstracts_upsert(records=[original, twin])
+    chunks = AbstractChunk.objects.count()
+    assert result.embedded == chunks == 2 * len(embedded) > 0
+    assert not AbstractChunk.objects.filter(embedding__isnull=True).exists()
+
+
+def _batches_of(records: list[AbstractRecord], size: int) -> list[list[AbstractRecord]]:
+    return [records[start:start + size] for start in range(0, len(records), size)]
+
+
+def test_upserting_in_batches_stores_what_one_upsert_per_batch_stores(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    records = sorted(recorded_records.values(), key=lambda r: r.pmid)[:7]
+    results = list(abstracts_upsert_batches(batches=_batches_of(records, 3), source="jsonl"))
+    assert [(r.created, r.updated, r.unchanged) for r in results] == [(3, 0, 0), (3, 0, 0), (1, 0, 0)]
+    assert [r.pmids for r in results] == [[r.pmid for r in batch] for batch in _batches_of(records, 3)]
+    assert sum(r.embedded for r in results) == AbstractChunk.objects.count()
+    assert set(Abstract.objects.values_list("source", flat=True)) == {"jsonl"}
+    assert not AbstractChunk.objects.filter(embedding__isnull=True).exists()
+    assert LexemeStat.objects.get(lexeme="").ndoc == AbstractChunk.objects.count()
+    again = list(abstracts_upsert_batches(batches=_batches_of(records, 3)))
+    assert [(r.created, r.updated, r.unchanged, r.embedded) for r in again] == [
+        (0, 0, 3, 0), (0, 0, 3, 0), (0, 0, 1, 0)
+    ]
+
+
+def test_a_pmid_repeated_in_the_next_batch_is_judged_against_the_batch_before_it(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    first, other = recorded_records["34567890"], recorded_records["22663011"]
+    revised = dataclasses.replace(first, abstract="One sentence only.",
+                                  sections=[AbstractSection(label="", text="One sentence only.")])
+    results = list(abstracts_upsert_batches(batches=[[first], [first, other], [revised]]))
+    assert [(r.created, r.updated, r.unchanged, r.embedded > 0) for r in results] == [
+        (1, 0, 0, True), (1, 0, 1, True), (0, 1, 0, True)
+    ]
+    (chunk,) = AbstractChunk.objects.filter(abstract_id="34567890")
+    assert chunk.text == "One sentence only."
+    assert chunk.embedding is not None
+    assert AbstractChunk.objects.filter(abstract_id="22663011").count() >= 2
+
+
+def test_a_failed_batch_stores_nothing_and_keeps_the_batches_before_it(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    good = [recorded_records["22663011"]]
+    broken = [dataclasses.replace(recorded_records["34567890"], journal="Journal\x00of NUL bytes")]
+    results = abstracts_upsert_batches(batches=[good, broken, [recorded_records["31978945"]]])
+    assert next(results).created == 1
+    with pytest.raises(DataError, match="cannot contain NUL"):
+        next(results)
+    assert list(Abstract.objects.values_list("pmid", flat=True)) == ["22663011"]
+    assert set(AbstractChunk.objects.values_list("abstract_id", flat=True)) == {"22663011"}
 
 
 def test_sentence_splitting_keeps_abbreviations() -> None:
