@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
-from django.db import connection
+from django.db import connection, reset_queries
 from django.db.models import F
 from django.utils import timezone
 
@@ -127,6 +127,9 @@ def _store(load: RecordFileLoad, batch: list[AbstractRecord], *, position: int, 
     result = abstracts_upsert(records=batch, embed=embed, source=SOURCES[load.kind]) if batch else UpsertResult()
     _advance(load, position=position, records=len(batch), created=result.created, updated=result.updated,
              unchanged=result.unchanged, embedded=result.embedded)
+    # With DEBUG on, Django keeps the text of every query (up to 9,000 of them, each batch's INSERTs carrying
+    # all its rows): memory would grow with the file instead of staying flat.
+    reset_queries()
 
 
 def _advance(load: RecordFileLoad, *, position: int, **counts: int) -> None:

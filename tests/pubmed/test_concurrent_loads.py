@@ -122,7 +122,7 @@ def test_three_workers_load_disjoint_and_overlapping_files_without_duplicates_or
     chunks_by_pmid: dict[str, list[AbstractChunk]] = defaultdict(list)
     for chunk in AbstractChunk.objects.order_by("abstract_id", "ordinal"):
         chunks_by_pmid[chunk.abstract_id].append(chunk)
-    expected_chunks = {pmid: len(chunks) for path in disjoint for pmid, chunks in _chunk_counts(path).items()}
+    expected_chunks = {pmid: count for path in disjoint for pmid, count in _chunk_counts(path).items()}
     expected_chunks |= _chunk_counts(overlapping[0])  # both versions differ in the title only: same chunk count
     for pmid, abstract in abstracts.items():
         chunks = chunks_by_pmid[pmid]
