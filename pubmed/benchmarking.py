@@ -246,7 +246,9 @@ def write_baseline_file(
             contexts = [" ".join(text.split()) for text in item["CONTEXTS"]]
             labels = item.get("LABELS") or [""] * len(contexts)
             title = contexts[0].split(". ")[0].rstrip(".")[:250]
-            citation.find("Article/ArticleTitle").text = f"{title} ({index // len(items) + 1})."
+            title_node = citation.find("Article/ArticleTitle")
+            title_node.clear()  # drop inline markup (<i>, <sup>) of the template's own title
+            title_node.text = f"{title} ({index // len(items) + 1})."
             abstract = citation.find("Article/Abstract")
             if abstract is None:
                 abstract = etree.SubElement(citation.find("Article"), "Abstract")
