@@ -10,6 +10,9 @@ Backends (`EMBEDDING_BACKEND`):
   batches padded only to the longest text of each batch.
 - `onnx`: the same without quantisation.
 - `torch`: sentence-transformers, fp32 — the reference the others are measured against.
+
+`EMBEDDING_DEVICE=cuda[:N]` runs ONNX Runtime's CUDA provider (needs `onnxruntime-gpu`) or torch on that
+GPU; a GPU that cannot be used raises `EmbeddingConfigError` rather than embedding on the CPU unasked.
 """
 
 from __future__ import annotations
