@@ -293,3 +293,20 @@ def test_record_file_reads_the_compressed_file_in_step_with_the_records(tmp_path
     # The file is read as the records are parsed, not up front: a progress bar over bytes can follow it.
     assert seen[0][1] < path.stat().st_size / 2
     assert seen[-1][1] == path.stat().st_size
+
+
+@pytest.mark.django_db
+def test_restart_loads_a_stopped_file_from_its_first_record(tmp_path: Path, shared_data: Path) -> None:
+    source = tmp_path / "source.xml.gz"
+    write_baseline_file(source, count=30, first_pmid=FIRST, shared_data=shared_data)
+    articles = gzip.decompress(source.read_bytes()).split(b"<PubmedArticle>")
+    articles[21] = articles[21].replace(b"<Abstract>", b"<Abstract><oops", 1)  # the 21st record is broken
+    broken = _gzip_xml(tmp_path, "pubmed25n0007.xml.gz", b"<PubmedArticle>".join(articles))
+    for _ in range(2):
+        with pytest.raises(CommandError, match=r"The 20 record\(s\) before it in this file are stored\."):
+            _run(str(broken), "--no-embed", "--batch-size", "8")
+    assert RecordFileLoad.objects.get().resumed_after == 20  # the second run went straight to the broken record
+    with pytest.raises(CommandError, match=r"The 20 record\(s\) before it in this file are stored\."):
+        _run(str(broken), "--no-embed", "--batch-size", "8", "--restart")
+    load = RecordFileLoad.objects.get()
+    assert (load.resumed_after, load.records, load.unchanged, load.created) == (0, 20, 20, 0)
