@@ -16,7 +16,7 @@ largest file half-way and measures the run that resumes it. CPU-seconds are the 
 PostgreSQL server's (its postmaster's reaped children and live backends), which other programs on the
 shared machine barely change. Database `medcite_bench_bulk`.
 
-    .venv/bin/python benchmarks/bulk_load.py [--sizes 3000,30000] [--embed-sizes 1000] [--resume]
+    .venv/bin/python benchmarks/bulk_load.py [--sizes 3000,30000] [--embed-sizes 1000] [--resume] [--database NAME]
 """
 
 from __future__ import annotations
@@ -144,8 +144,9 @@ def main() -> None:
     parser.add_argument("--embed-sizes", default="", help="sizes also loaded with embedding (default: none)")
     parser.add_argument("--resume", action="store_true", help="kill the largest streamed load half-way and resume it")
     parser.add_argument("--skip-baseline", action="store_true", help="only the streamed loads")
+    parser.add_argument("--database", default=DATABASE, help=f"benchmark database (default {DATABASE})")
     args = parser.parse_args()
-    setup_django(database=DATABASE)
+    setup_django(database=args.database)
     sizes = [int(size) for size in args.sizes.split(",") if size]
     embed_sizes = [int(size) for size in args.embed_sizes.split(",") if size]
     python = sys.executable

@@ -27,7 +27,7 @@ CHUNKS_PER_ABSTRACT = 2
 FIRST_PMID = 90_000_000
 
 
-def _vectors_from_real_chunks(sentences: list[str], rng: random.Random, count: int = 512):  # type: ignore[no-untyped-def]
+def _vectors_from_real_chunks(sentences: list[str], rng: random.Random, count: int = 128):  # type: ignore[no-untyped-def]
     from pubmed.embeddings import get_embedder
 
     texts = [" ".join(rng.sample(sentences, 4)) for _ in range(count)]
