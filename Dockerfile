@@ -23,6 +23,12 @@ COPY research ./research
 # The CPU build of torch: the default wheel would pull several GB of CUDA libraries.
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
     && pip install .
+# EMBEDDING_GPU=1 builds the GPU embedding worker's image (docker-compose.gpu.yml): ONNX Runtime with its
+# CUDA provider in place of the CPU build (the NVIDIA runtime supplies the driver; the wheel brings CUDA 12).
+ARG EMBEDDING_GPU=0
+RUN if [ "$EMBEDDING_GPU" = "1" ]; then \
+        pip uninstall -y onnxruntime && pip install "onnxruntime-gpu[cuda,cudnn]>=1.20,<2"; \
+    fi
 COPY manage.py ./
 COPY templates ./templates
 COPY static ./static

@@ -16,12 +16,13 @@ export TOKENIZERS_PARALLELISM := false
 # Packages mypy checks; `research` joins once the app exists.
 TYPED  := config evidence pubmed trials chat $(if $(wildcard research/__init__.py),research)
 
-.PHONY: run test smoke install lint typecheck format worker browser clean-db help
+.PHONY: run test smoke install lint typecheck format worker worker-embedding browser clean-db help
 
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
 	@echo "make test    install and run the checks (ruff + mypy + pytest)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
+	@echo "make worker-embedding  a worker for EMBEDDING_QUEUE only, e.g. with EMBEDDING_DEVICE=cuda (README \"Scaling out\")"
 	@echo "make smoke   only the production-stack test (gunicorn+uvicorn, Celery worker and beat; part of make test)"
 
 $(STAMP): pyproject.toml
@@ -47,6 +48,12 @@ run: install
 
 worker: install
 	$(VENV)/bin/celery -A config worker --loglevel=INFO
+
+# Only the bulk embedding tasks (ingestions, file loads, missing vectors): every process must name the same queue.
+worker-embedding: install
+	@test -n "$$EMBEDDING_QUEUE" -a "$$EMBEDDING_QUEUE" != celery || { \
+		echo "Set EMBEDDING_QUEUE (e.g. embedding) for this worker and for the web server and beat alike."; exit 1; }
+	$(VENV)/bin/celery -A config worker -Q "$$EMBEDDING_QUEUE" --concurrency=1 --loglevel=INFO
 
 test: install browser typecheck
 	$(VENV)/bin/ruff check .

@@ -178,3 +178,91 @@ def store_pubmedqa_half(*, reload: bool = False) -> int:
 
     lexeme_stats_refresh()
     return len(half)
+
+
+BASELINE_HEADER = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+    b'1st January 2025//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n<PubmedArticleSet>\n'
+)
+
+
+def _article_templates(eutils_dir: Path) -> list:
+    """Return the recorded efetch <PubmedArticle> elements, without their reference and correction lists."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, remove_blank_text=True)
+    templates = []
+    for path in sorted(eutils_dir.rglob("*.xml")):
+        if "efetch" not in str(path.relative_to(eutils_dir)):
+            continue
+        for article in etree.fromstring(path.read_bytes(), parser=parser).findall("PubmedArticle"):
+            for node in article.findall(".//ReferenceList") + article.findall(".//CommentsCorrectionsList"):
+                node.getparent().remove(node)
+            templates.append(article)
+    if not templates:
+        raise FileNotFoundError(f"No recorded efetch PubmedArticle under {eutils_dir}.")
+    return templates
+
+
+def write_baseline_file(
+    path: Path,
+    *,
+    count: int,
+    first_pmid: int = 90_000_000,
+    deleted_pmids: tuple[str, ...] = (),
+    shared_data: Path = SHARED_DATA,
+) -> list[str]:
+    """Write a gzip PubMed baseline-format file of `count` synthetic PubmedArticle records; return their PMIDs.
+
+    Each record is a recorded efetch article (authors, journal, MeSH, publication types, identifiers) with
+    a synthetic PMID and the text of a PubMedQA abstract (its first sentence as title, its labelled contexts
+    as AbstractText sections), cycling through both. `deleted_pmids` become one DeleteCitation at the end,
+    where PubMed puts it. Written as a stream: memory does not grow with `count`.
+    """
+    import copy
+    import gzip
+
+    from lxml import etree
+
+    templates = _article_templates(shared_data / "eutils")
+    corpus = json.loads((shared_data / "pubmedqa" / "ori_pqal.json").read_text())
+    items = list(corpus.values())
+    pmids = []
+    with gzip.open(path, "wb", compresslevel=6) as out:
+        out.write(BASELINE_HEADER)
+        for index in range(count):
+            pmid = str(first_pmid + index)
+            item = items[index % len(items)]
+            article = copy.deepcopy(templates[index % len(templates)])
+            citation = article.find("MedlineCitation")
+            citation.find("PMID").text = pmid
+            for article_id in article.findall("PubmedData/ArticleIdList/ArticleId"):
+                if article_id.get("IdType") == "pubmed":
+                    article_id.text = pmid
+                elif article_id.get("IdType") in {"doi", "pmc", "pii"}:
+                    article_id.getparent().remove(article_id)
+            for location in citation.findall("Article/ELocationID"):
+                location.getparent().remove(location)
+            contexts = [" ".join(text.split()) for text in item["CONTEXTS"]]
+            labels = item.get("LABELS") or [""] * len(contexts)
+            title = contexts[0].split(". ")[0].rstrip(".")[:250]
+            title_node = citation.find("Article/ArticleTitle")
+            title_node.clear()  # drop inline markup (<i>, <sup>) of the template's own title
+            title_node.text = f"{title} ({index // len(items) + 1})."
+            abstract = citation.find("Article/Abstract")
+            if abstract is None:
+                abstract = etree.SubElement(citation.find("Article"), "Abstract")
+            abstract.clear()
+            for label, text in zip(labels, contexts, strict=True):
+                node = etree.SubElement(abstract, "AbstractText", Label=label or "")
+                node.text = text
+            out.write(etree.tostring(article) + b"\n")
+            pmids.append(pmid)
+        if deleted_pmids:
+            out.write(
+                b"<DeleteCitation>"
+                + b"".join(b'<PMID Version="1">' + pmid.encode() + b"</PMID>" for pmid in deleted_pmids)
+                + b"</DeleteCitation>\n"
+            )
+        out.write(b"</PubmedArticleSet>\n")
+    return pmids

@@ -10,6 +10,9 @@ Backends (`EMBEDDING_BACKEND`):
   batches padded only to the longest text of each batch.
 - `onnx`: the same without quantisation.
 - `torch`: sentence-transformers, fp32 — the reference the others are measured against.
+
+`EMBEDDING_DEVICE=cuda[:N]` runs ONNX Runtime's CUDA provider (needs `onnxruntime-gpu`) or torch on that
+GPU; a GPU that cannot be used raises `EmbeddingConfigError` rather than embedding on the CPU unasked.
 """
 
 from __future__ import annotations
@@ -121,6 +124,9 @@ class TorchEmbedder:
     def __init__(self, spec: EmbeddingModelSpec, *, device: str = "cpu", batch_size: int = 32) -> None:
         from sentence_transformers import SentenceTransformer
 
+        problem = embedding_device_problem(device=device, backend="torch")
+        if problem:
+            raise EmbeddingConfigError(problem)
         self.spec = spec
         self.batch_size = batch_size
         self.model = SentenceTransformer(str(spec.path), device=device, local_files_only=True)
@@ -290,6 +296,7 @@ class OnnxEmbedder:
         batch_size: int = 64,
         threads: int = 0,
         cache_dir: Path,
+        device: str = "cpu",
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -308,7 +315,14 @@ class OnnxEmbedder:
         if threads:
             options.intra_op_num_threads = threads
         model_path = onnx_model_path(spec, quantise=quantise, cache_dir=cache_dir)
-        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(model_path), options, providers=_onnx_providers(device))
+        if device != "cpu" and "CUDAExecutionProvider" not in self.session.get_providers():
+            # ONNX Runtime falls back to the CPU when the CUDA provider cannot start; never do that silently.
+            raise EmbeddingConfigError(
+                f"EMBEDDING_DEVICE={device}: ONNX Runtime's CUDA provider did not start (no GPU visible, or the "
+                "CUDA 12 / cuDNN 9 libraries are missing; the log above says which). Fix the GPU set-up, or set "
+                "EMBEDDING_DEVICE=cpu to embed on the CPU."
+            )
         self.input_names = {node.name for node in self.session.get_inputs()}
         self.pad_id = self.tokenizer.token_to_id("[PAD]") or self.tokenizer.token_to_id("<pad>") or 0
 
@@ -339,6 +353,47 @@ class OnnxEmbedder:
         return _normalise(output) if self.spec.normalize else output
 
 
+def _onnx_providers(device: str) -> list[str | tuple[str, dict[str, int]]]:
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    problem = embedding_device_problem(device=device, backend="onnx")
+    if problem:
+        raise EmbeddingConfigError(problem)
+    return [("CUDAExecutionProvider", {"device_id": int(device.partition(":")[2] or 0)}), "CPUExecutionProvider"]
+
+
+def embedding_device_problem(*, device: str, backend: str) -> str:
+    """Return why `device` cannot run the embedding `backend` in this process ('' when it can).
+
+    Cheap: looks at the installed ONNX Runtime providers or torch's CUDA devices, loads no model.
+    """
+    if device == "cpu":
+        return ""
+    index = int(device.partition(":")[2] or 0)
+    if backend == "torch":
+        import torch
+
+        if not torch.cuda.is_available():
+            return (
+                f"EMBEDDING_DEVICE={device} but torch {torch.__version__} sees no CUDA device "
+                f"({'a CPU-only build' if torch.version.cuda is None else 'no GPU visible to this process'}). "
+                "Install a CUDA build of torch on the GPU worker and expose the GPU to it, or set EMBEDDING_DEVICE=cpu."
+            )
+        if index >= torch.cuda.device_count():
+            return f"EMBEDDING_DEVICE={device} but only {torch.cuda.device_count()} CUDA device(s) are visible."
+        return ""
+    import onnxruntime as ort
+
+    available = ort.get_available_providers()
+    if "CUDAExecutionProvider" not in available:
+        return (
+            f"EMBEDDING_DEVICE={device} but this ONNX Runtime ({ort.__version__}) has no CUDA provider "
+            f"(it offers {', '.join(available)}). Install onnxruntime-gpu in place of onnxruntime on the GPU worker, "
+            "or set EMBEDDING_DEVICE=cpu."
+        )
+    return ""
+
+
 def build_embedder(*, model: str, backend: str, batch_size: int = 64, device: str = "cpu",
                    threads: int = 0, cache_dir: Path | None = None) -> Embedder:
     """Construct an embedder (no caching): for benchmarks and tests comparing backends."""
@@ -352,6 +407,7 @@ def build_embedder(*, model: str, backend: str, batch_size: int = 64, device: st
             batch_size=batch_size,
             threads=threads,
             cache_dir=cache_dir or Path(settings.EMBEDDING_CACHE_DIR),
+            device=device,
         )
     raise EmbeddingConfigError(f"Unknown embedding backend {backend!r}; use onnx-int8, onnx or torch.")
 

@@ -338,3 +338,53 @@ class TablizerSnapshot(models.Model):
         if self.year_to:
             return f"up to {self.year_to}"
         return ""
+
+
+class RecordFileLoadStatus(models.TextChoices):
+    RUNNING = "running", "Running or interrupted"
+    FAILED = "failed", "Failed"
+    FINISHED = "finished", "Finished"
+
+
+class RecordFileLoad(models.Model):
+    """How far the load of one record file (e.g. a PubMed baseline file) got: its resume point and counts.
+
+    Keyed by the file's content (sha256), so a renamed or copied file resumes too. `position` counts the
+    file's entries (records and DeleteCitation elements) that are stored; a load that stopped - killed,
+    crashed, or refused at a broken record - starts again after it. A finished file loaded again starts
+    from the top (records already stored are unchanged and not embedded again).
+    """
+
+    sha256 = models.CharField(max_length=64, unique=True, help_text="sha256 of the file as it is on disk.")
+    path = models.TextField(help_text="Where the file was last loaded from.")
+    size = models.BigIntegerField(help_text="Bytes on disk (compressed, for .gz files).")
+    kind = models.CharField(max_length=16, help_text="xml, medline or jsonl.")
+    status = models.CharField(
+        max_length=16, choices=RecordFileLoadStatus.choices, default=RecordFileLoadStatus.RUNNING
+    )
+    position = models.PositiveIntegerField(default=0, help_text="Entries of the file stored so far (resume point).")
+    resumed_after = models.PositiveIntegerField(
+        default=0, help_text="The entry the latest run resumed after (0: it started at the first record)."
+    )
+    records = models.PositiveIntegerField(default=0, help_text="Records upserted.")
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    embedded = models.PositiveIntegerField(default=0, help_text="Chunks embedded.")
+    deletions_listed = models.PositiveIntegerField(
+        default=0, help_text="PMIDs the file's DeleteCitation elements list."
+    )
+    deleted = models.PositiveIntegerField(
+        default=0, help_text="Stored abstracts removed because the file deletes them."
+    )
+    error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the process that loaded it last.")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.status}, {self.position:,} entries)"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 from celery import shared_task
+from celery.signals import worker_init
 
 from pubmed.clients import EutilsUnavailable
 
@@ -28,6 +31,41 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
         retries = self.request.retries  # type: ignore[attr-defined]
         raise self.retry(exc=exc, countdown=min(30 * 2**retries, 600)) from exc  # type: ignore[attr-defined]
     return {"id": str(ingestion.pk), "status": ingestion.status, "found": ingestion.found, "new": ingestion.new}
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def load_abstracts_file_task(path: str, *, embed: bool = True, batch_size: int = 200,
+                             restart: bool = False) -> dict[str, object]:
+    """Load the record file at `path` (as this worker sees it) into the store; return its counts.
+
+    A worker that dies mid-file has the task redelivered, and the load resumes after the last stored
+    batch. A file another process is loading right now is left to it (status "busy").
+    """
+    from pathlib import Path
+
+    from pubmed.services.bulk_load import RecordFileBusy, record_file_load
+
+    try:
+        run = record_file_load(path=Path(path), embed=embed, batch_size=batch_size, restart=restart)
+    except RecordFileBusy as exc:
+        logger.warning("record_file_busy", path=path, error=str(exc))
+        return {"path": path, "status": "busy", "error": str(exc)}
+    return {
+        "path": path, "status": run.load.status, "records": run.records, "created": run.created,
+        "embedded": run.embedded, "deleted": run.deleted, "worker": run.load.worker,
+    }
+
+
+@worker_init.connect
+def refuse_unusable_embedding_device(**_: Any) -> None:
+    """Stop a worker at start-up whose EMBEDDING_DEVICE cannot be used, rather than failing every task later."""
+    from django.conf import settings
+
+    from pubmed.embeddings import embedding_device_problem
+
+    problem = embedding_device_problem(device=settings.EMBEDDING_DEVICE, backend=settings.EMBEDDING_BACKEND)
+    if problem:
+        raise SystemExit(f"Refusing to start the worker: {problem}")
 
 
 @shared_task(acks_late=True)

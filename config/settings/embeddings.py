@@ -7,8 +7,13 @@ never fetched from a hub at run time.
 `EMBEDDING_BACKEND` chooses how the model runs: `onnx-int8` (default: the model exported once to
 ONNX and int8-quantised, cached under `EMBEDDING_CACHE_DIR`; see benchmarks/ingest.py for the
 speed and recall measurements), `onnx` (fp32 ONNX) or `torch` (sentence-transformers, fp32).
+
+`EMBEDDING_DEVICE` is `cpu` or `cuda` / `cuda:N` (a GPU worker: ONNX Runtime's CUDA provider, which needs
+`onnxruntime-gpu`, or torch on CUDA). A GPU that cannot be used is an error, never a silent CPU fallback.
+`EMBEDDING_QUEUE` is the Celery queue of the tasks that embed in bulk, so a GPU worker can take them alone.
 """
 
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -31,3 +36,25 @@ if EMBEDDING_BACKEND not in {"onnx-int8", "onnx", "torch"}:
     raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be one of onnx-int8, onnx, torch; got {EMBEDDING_BACKEND!r}.")
 if EMBEDDING_BATCH_SIZE < 1:
     raise ImproperlyConfigured(f"EMBEDDING_BATCH_SIZE must be at least 1, got {EMBEDDING_BATCH_SIZE}.")
+if not re.fullmatch(r"cpu|cuda(:\d+)?", EMBEDDING_DEVICE):
+    raise ImproperlyConfigured(
+        f"EMBEDDING_DEVICE must be cpu, cuda or cuda:N (N the GPU index); got {EMBEDDING_DEVICE!r}."
+    )
+
+# The tasks that embed in bulk go to this queue: ingestion jobs, record-file loads and the periodic embedding
+# of chunks stored without a vector. The default is Celery's own queue, which every worker consumes; name a
+# queue of its own (e.g. "embedding") and run `celery -A config worker -Q embedding` on the GPU machine.
+EMBEDDING_QUEUE = env.str("EMBEDDING_QUEUE", default="celery")
+if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", EMBEDDING_QUEUE):
+    raise ImproperlyConfigured(
+        f"EMBEDDING_QUEUE must be a Celery queue name (letters, digits, '_', '.', '-'); got {EMBEDDING_QUEUE!r}."
+    )
+CELERY_TASK_ROUTES = {
+    name: {"queue": EMBEDDING_QUEUE}
+    for name in (
+        "pubmed.tasks.fetch_and_cache_task",
+        "pubmed.tasks.load_abstracts_file_task",
+        "pubmed.tasks.embed_missing_chunks_task",
+        "pubmed.tasks.refresh_stale_abstracts_task",
+    )
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from evidence.identifiers import PMCID_RE, is_doi, is_pmid, normalize_doi
 from evidence.integrity import MEDLINE_TAGS
@@ -117,16 +118,30 @@ def _medline_correction(kind: str, value: str) -> CommentCorrection:
     return CommentCorrection(type=kind, pmid=match.group(1) if match else "", source=source)
 
 
-def parse_medline(text: str) -> list[AbstractRecord]:
-    """Parse MEDLINE-format text (efetch rettype=medline) into records."""
-    records = []
+def medline_blocks(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:
+    """Group numbered MEDLINE lines into records (separated by blank lines): (first line number, lines)."""
     block: list[str] = []
-    for line in [*text.splitlines(), ""]:
+    first = 0
+    for number, line in lines:
         if line.strip():
+            if not block:
+                first = number
             block.append(line.rstrip("\r"))
         elif block:
-            records.append(_medline_record(_medline_fields(block)))
+            yield first, block
             block = []
+    if block:
+        yield first, block
+
+
+def medline_record(lines: list[str]) -> AbstractRecord:
+    """Parse the lines of one MEDLINE record."""
+    return _medline_record(_medline_fields(lines))
+
+
+def parse_medline(text: str) -> list[AbstractRecord]:
+    """Parse MEDLINE-format text (efetch rettype=medline) into records."""
+    records = [medline_record(block) for _, block in medline_blocks(enumerate(text.splitlines(), start=1))]
     if not records:
         raise PubmedParseError("No MEDLINE records found (each record starts with a 'PMID- ' line).")
     return records

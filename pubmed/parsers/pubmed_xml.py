@@ -8,9 +8,11 @@ outright, which rules out both XXE and "billion laughs" expansion.
 from __future__ import annotations
 
 import calendar
+import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import date
+from typing import IO
 
 from lxml import etree
 
@@ -22,6 +24,7 @@ from pubmed.parsers.records import (
     CommentCorrection,
     MeshHeading,
     PubmedParseError,
+    RecordEntry,
     clean_text,
     month_number,
     parse_pub_date,
@@ -279,26 +282,102 @@ def ncbi_xml_errors(root: etree._Element) -> list[str]:
     return [_text(node) for node in nodes if _text(node)]
 
 
-def parse_pubmed_xml(data: bytes | str) -> list[AbstractRecord]:
-    """Parse an efetch PubmedArticleSet (articles and book articles) into records, in document order."""
-    root = parse_xml_safely(data)
+_LIBXML_WHERE = re.compile(r", line \d+, column \d+$")
+_TOP_LEVEL = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
+_DOCUMENTS = {"PubmedArticleSet", "PubmedArticle", "PubmedBookArticle"}
+
+
+class _EntityRefusingReader:
+    """A file wrapper for `iterparse` that refuses entity declarations wherever they appear in the stream."""
+
+    def __init__(self, source: IO[bytes]) -> None:
+        self.source = source
+        self.tail = b""
+        self.seen = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        if _ENTITY_DECL.search(self.tail + data):
+            raise PubmedParseError(
+                "XML that declares entities (<!ENTITY ...>) is refused: it could read local files or expand "
+                "without bound. PubMed never sends entity declarations."
+            )
+        self.tail = data[-8:]
+        self.seen += len(data)
+        return data
+
+
+def _deleted_pmids(element: etree._Element, where: str) -> tuple[str, ...]:
+    pmids = tuple(_text(node) for node in element.findall("PMID"))
+    bad = [pmid for pmid in pmids if not is_pmid(pmid)]
+    if bad or not pmids:
+        raise PubmedParseError(f"{where}: DeleteCitation without valid PMIDs (found {list(pmids)!r}).")
+    return pmids
+
+
+def iter_pubmed_xml(source: IO[bytes]) -> Iterator[RecordEntry]:
+    """Yield the records and deletions of a PubmedArticleSet read from `source`, in document order, streamed.
+
+    Each record's element is cleared, and the ones before it dropped, as soon as it is parsed, so memory
+    stays flat however large the file. Errors say which record (1-based position) and line they are in.
+    """
+    reader = _EntityRefusingReader(source)
+    context = etree.iterparse(
+        reader, events=("end",), tag=_TOP_LEVEL, resolve_entities=False, no_network=True, load_dtd=False,
+        dtd_validation=False, huge_tree=False, remove_comments=True, remove_pis=True,
+    )
+    position, line, pmid = 0, 1, ""
+    try:
+        for _, element in context:
+            parent = element.getparent()
+            if parent is not None and parent.getparent() is not None:
+                continue  # not a top-level entry; PubmedArticleSet holds records directly
+            position += 1
+            line = element.sourceline or line
+            where = f"record {position:,} (line {line:,})"
+            if parent is not None and parent.tag != "PubmedArticleSet":
+                raise PubmedParseError(f"Expected a PubmedArticleSet, got <{parent.tag}>.")
+            try:
+                if element.tag == "DeleteCitation":
+                    entry = RecordEntry(position=position, line=line, deleted_pmids=_deleted_pmids(element, where))
+                    pmid = ""
+                else:
+                    record = _parse_article(element) if element.tag == "PubmedArticle" else _parse_book_article(element)
+                    entry = RecordEntry(position=position, line=line, record=record)
+                    pmid = record.pmid
+            except PubmedParseError as exc:
+                message = str(exc)
+                raise PubmedParseError(message if message.startswith(where) else f"{where}: {message}") from exc
+            element.clear(keep_tail=True)
+            if parent is not None:
+                while (previous := element.getprevious()) is not None:
+                    if isinstance(previous.tag, str) and previous.tag not in _TOP_LEVEL:
+                        raise PubmedParseError(f"Unexpected <{previous.tag}> inside PubmedArticleSet, before {where}.")
+                    del parent[0]
+            yield entry
+    except etree.XMLSyntaxError as exc:
+        after = f"after record {position:,} (PMID {pmid})" if pmid else f"after record {position:,}"
+        problem = _LIBXML_WHERE.sub("", exc.msg or "")  # the line is said once, below
+        raise PubmedParseError(
+            f"Malformed XML: {problem} (line {exc.lineno:,}, {after if position else 'before the first record'})."
+        ) from exc
+    root = context.root
+    if root is None:
+        raise PubmedParseError("The XML document is empty.")
     errors = ncbi_xml_errors(root)
     if errors:
         raise PubmedParseError(f"NCBI returned an error instead of records: {'; '.join(errors)}")
-    if root.tag == "PubmedArticle" or root.tag == "PubmedBookArticle":
-        elements = [root]
-    elif root.tag == "PubmedArticleSet":
-        elements = [child for child in root if isinstance(child.tag, str)]
-    else:
+    if root.tag not in _DOCUMENTS:
         raise PubmedParseError(f"Expected a PubmedArticleSet, got <{root.tag}>.")
-    records = []
-    for child in elements:
-        if child.tag == "PubmedArticle":
-            records.append(_parse_article(child))
-        elif child.tag == "PubmedBookArticle":
-            records.append(_parse_book_article(child))
-        elif child.tag == "DeleteCitation":
-            continue
-        else:
+    for child in root:
+        if isinstance(child.tag, str) and child.tag not in _TOP_LEVEL:
             raise PubmedParseError(f"Unexpected <{child.tag}> inside PubmedArticleSet.")
-    return records
+
+
+def parse_pubmed_xml(data: bytes | str) -> list[AbstractRecord]:
+    """Parse an efetch PubmedArticleSet (articles and book articles) into records, in document order."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if not data.strip():
+        raise PubmedParseError("The XML document is empty.")
+    return [entry.record for entry in iter_pubmed_xml(io.BytesIO(data)) if entry.record is not None]

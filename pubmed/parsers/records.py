@@ -115,3 +115,13 @@ def render_abstract(sections: Iterable[AbstractSection]) -> str:
     """Return the abstract as plain text, each labelled section as 'LABEL: text' on its own paragraph."""
     parts = [f"{section.label}: {section.text}" if section.label else section.text for section in sections]
     return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class RecordEntry:
+    """One top-level entry of a record file: a record to store, or the PMIDs PubMed deleted (`DeleteCitation`)."""
+
+    position: int  # 1-based, counting records and DeleteCitation elements in file order
+    line: int
+    record: AbstractRecord | None = None
+    deleted_pmids: tuple[str, ...] = ()

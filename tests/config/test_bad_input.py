@@ -97,7 +97,7 @@ def test_an_api_body_over_the_upload_limit_is_a_json_400(signed_in: Client, sett
     assert Conversation.objects.count() == 0
 
 
-def test_load_abstracts_names_the_line_with_a_nul_and_stores_nothing(tmp_path: Path) -> None:
+def test_load_abstracts_names_the_record_with_a_nul_and_keeps_the_ones_before(tmp_path: Path) -> None:
     good = {"pmid": "35657320", "title": "Circulating tumour DNA", "abstract": "RESULTS: fewer got chemotherapy."}
     bad = {**good, "pmid": "35657321", "title": "Broken\x00title"}
     path = tmp_path / "abstracts.jsonl"
@@ -105,11 +105,15 @@ def test_load_abstracts_names_the_line_with_a_nul_and_stores_nothing(tmp_path: P
     with pytest.raises(CommandError) as raised:
         call_command("load_abstracts", str(path), "--no-embed")
     assert str(raised.value) == (
-        f"Nothing was stored. {path}: Line 2: 'title' contains a NUL character (\\u0000), which cannot be stored; "
-        "remove it."
+        f"{path.resolve()}: record 2 (line 2): 'title' contains a NUL character (\\u0000), which cannot be stored; "
+        "remove it. The 1 record(s) before it in this file are stored. Fix the file or download it again, then run "
+        "the command again: stored records are not embedded again."
     )
     raw = tmp_path / "raw.jsonl"
-    raw.write_bytes(json.dumps(good).encode() + b"\n\x00\n")
-    with pytest.raises(CommandError, match=r"Line 2: contains a NUL byte, which cannot be stored; remove it\.$"):
+    raw.write_bytes(json.dumps({**good, "pmid": "35657322"}).encode() + b"\n\x00\n")
+    nul_byte = r"raw\.jsonl: line 2 contains a NUL byte, which cannot be stored; remove it\. The 1 record\(s\) "
+    with pytest.raises(CommandError, match=nul_byte):
         call_command("load_abstracts", str(raw), "--no-embed")
-    assert Abstract.objects.count() == 0
+    assert sorted(Abstract.objects.values_list("pmid", "title")) == [
+        ("35657320", "Circulating tumour DNA"), ("35657322", "Circulating tumour DNA")
+    ]

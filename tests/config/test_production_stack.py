@@ -312,3 +312,15 @@ def test_dockerfile_command_runs_gunicorn_with_uvicorn_workers_on_asgi() -> None
     command = dockerfile_command()
     assert command[:4] == ["gunicorn", "config.asgi:application", "-k", "uvicorn_worker.UvicornWorker"]
     assert shlex.join(command).count("--bind 0.0.0.0:8000") == 1
+
+
+def test_gpu_override_adds_one_embedding_worker_on_the_queue_every_process_names() -> None:
+    services = yaml.safe_load((BASE_DIR / "docker-compose.gpu.yml").read_text())["services"]
+    worker = services["embedding-worker"]
+    assert worker["command"][:6] == ["celery", "-A", "config", "worker", "-Q", "embedding"]
+    assert (worker["environment"]["EMBEDDING_DEVICE"], worker["build"]["args"]) == ("cuda", {"EMBEDDING_GPU": "1"})
+    # Web and beat send to the queue the GPU worker consumes; the CPU worker leaves it alone.
+    assert {name: service["environment"]["EMBEDDING_QUEUE"] for name, service in services.items()} == {
+        "web": "embedding", "worker": "embedding", "beat": "embedding", "embedding-worker": "embedding"
+    }
+    assert "ARG EMBEDDING_GPU=0" in (BASE_DIR / "Dockerfile").read_text()

@@ -49,13 +49,14 @@ def test_load_abstracts_embeds_by_default(eutils_dir: Path) -> None:
     assert not AbstractChunk.objects.filter(embedding__isnull=True).exists()
 
 
-def test_load_abstracts_refuses_bad_input_and_stores_nothing(eutils_dir: Path, tmp_path: Path) -> None:
+def test_load_abstracts_refuses_a_broken_or_missing_file_naming_it(eutils_dir: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken.xml"
     broken.write_bytes((eutils_dir / "biomcp/efetch_pubmed_22663011.xml").read_bytes()[:3000])
-    with pytest.raises(CommandError, match=r"^Nothing was stored\. .*broken\.xml: Malformed XML"):
-        _run("load_abstracts", str(eutils_dir / "klortho-2012/efetch.pubmed.xml"), str(broken))
-    with pytest.raises(CommandError, match=r"missing\.xml: no such file\."):
-        _run("load_abstracts", str(tmp_path / "missing.xml"))
+    with pytest.raises(CommandError, match=r"broken\.xml: Malformed XML: .*\. Nothing was stored\. Fix the file"):
+        _run("load_abstracts", str(broken))
+    # Every file must exist before any is loaded.
+    with pytest.raises(CommandError, match=r"^.*missing\.xml: no such file\.$"):
+        _run("load_abstracts", str(eutils_dir / "klortho-2012/efetch.pubmed.xml"), str(tmp_path / "missing.xml"))
     assert Abstract.objects.count() == 0
 
 

@@ -1,0 +1,216 @@
+"""Load record files of any size into the store, streamed, in batches, resumable after a kill or a crash.
+
+One file is one `RecordFileLoad` (keyed by the file's sha256). Records are upserted in batches through
+`abstracts_upsert`; after each batch the load's `position` (entries of the file stored) is saved. A load
+that stopped - killed, crashed, or refused at a broken record - continues after `position` when the file
+is loaded again. Should the process die between a batch's commit and saving `position`, that batch is
+upserted again on resume: its records are unchanged, so they are neither duplicated nor embedded again.
+
+`DeleteCitation` entries (PubMed's list of withdrawn or merged PMIDs, found at the end of update and some
+baseline files) are honoured in file order: those PMIDs leave the store, so an answer can no longer cite
+a record PubMed has removed. A PMID deleted and then given again later in the file stays stored.
+
+Two processes never load the same file at once: a session advisory lock keyed by the file's content is
+held for the whole load, and the second process is told so (`RecordFileBusy`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+from django.db import connection, reset_queries
+from django.db.models import F
+from django.utils import timezone
+
+from pubmed.models import Abstract, AbstractSource, RecordFileLoad, RecordFileLoadStatus
+from pubmed.parsers import AbstractRecord, PubmedParseError, RecordFile
+from pubmed.services.store import UpsertResult, abstracts_upsert
+
+logger = structlog.get_logger(__name__)
+
+SOURCES = {"xml": AbstractSource.XML_FILE, "medline": AbstractSource.MEDLINE_FILE, "jsonl": AbstractSource.JSONL_FILE}
+DEFAULT_BATCH_SIZE = 200
+# First half of the two-integer advisory lock key ("MCFL"), so file locks cannot collide with other advisory locks.
+_LOCK_CLASS = 0x4D43464C
+
+# Called after every stored batch with the load so far, the bytes of the file read and its size on disk.
+LoadProgress = Callable[[RecordFileLoad, int, int], None]
+
+
+@dataclass(frozen=True)
+class FileLoadRun:
+    """What one run of a file's load did (a resumed run counts only its own part), and the load itself."""
+
+    load: RecordFileLoad
+    records: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    deletions_listed: int = 0
+    deleted: int = 0
+
+
+COUNTS = ("records", "created", "updated", "unchanged", "embedded", "deletions_listed", "deleted")
+
+
+def _run_of(load: RecordFileLoad, before: dict[str, int]) -> FileLoadRun:
+    return FileLoadRun(load=load, **{name: getattr(load, name) - before[name] for name in COUNTS})
+
+
+class RecordFileBusy(RuntimeError):
+    """Another process is loading the same file right now."""
+
+
+class RecordFileLoadFailed(PubmedParseError):
+    """The file is broken at some record; everything before it is stored (`load` says how much)."""
+
+    def __init__(self, message: str, *, run: FileLoadRun) -> None:
+        super().__init__(message)
+        self.run = run
+        self.load = run.load
+
+
+def file_sha256(path: Path) -> str:
+    """Return the sha256 of the file's bytes on disk, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextmanager
+def _exclusive(sha256: str, path: Path) -> Iterator[None]:
+    key = int(sha256[:8], 16) - (1 << 31)  # a signed 32-bit integer
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_LOCK_CLASS, key])
+        if not cursor.fetchone()[0]:
+            holder = RecordFileLoad.objects.filter(sha256=sha256).values_list("worker", flat=True).first()
+            raise RecordFileBusy(
+                f"{path}: another process{f' ({holder})' if holder else ''} is loading this file right now; "
+                "wait for it to finish (or stop it) and run again."
+            )
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_CLASS, key])
+
+
+def _start(*, path: Path, sha256: str, size: int, restart: bool) -> RecordFileLoad:
+    load, created = RecordFileLoad.objects.get_or_create(
+        sha256=sha256, defaults={"path": str(path), "size": size, "kind": ""}
+    )
+    fresh = created or restart or load.status == RecordFileLoadStatus.FINISHED
+    if fresh:
+        for field in ("position", *COUNTS):
+            setattr(load, field, 0)
+        load.started_at = timezone.now()
+    load.resumed_after = load.position
+    load.path, load.size, load.status, load.error, load.finished_at = (
+        str(path), size, RecordFileLoadStatus.RUNNING, "", None
+    )
+    load.worker = f"{socket.gethostname()}:{os.getpid()}"
+    load.save()
+    return load
+
+
+def _store(load: RecordFileLoad, batch: list[AbstractRecord], *, position: int, embed: bool) -> None:
+    result = abstracts_upsert(records=batch, embed=embed, source=SOURCES[load.kind]) if batch else UpsertResult()
+    _advance(load, position=position, records=len(batch), created=result.created, updated=result.updated,
+             unchanged=result.unchanged, embedded=result.embedded)
+    # With DEBUG on, Django keeps the text of every query (up to 9,000 of them, each batch's INSERTs carrying
+    # all its rows): memory would grow with the file instead of staying flat.
+    reset_queries()
+
+
+def _advance(load: RecordFileLoad, *, position: int, **counts: int) -> None:
+    """Record that the file's entries up to `position` are stored, adding `counts` to the load's totals."""
+    RecordFileLoad.objects.filter(pk=load.pk).update(
+        position=position, **{name: F(name) + value for name, value in counts.items()}
+    )
+    load.position = position
+    for name, value in counts.items():
+        setattr(load, name, getattr(load, name) + value)
+
+
+def record_file_load(
+    *,
+    path: Path,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    embed: bool = True,
+    restart: bool = False,
+    progress: LoadProgress | None = None,
+) -> FileLoadRun:
+    """Load one record file (PubMed XML, MEDLINE text or JSONL; plain or gzip) into the store; return this run.
+
+    Resumes an interrupted load of the same file unless `restart`; the counts returned are this run's.
+    Raises RecordFileBusy when another process loads the file, PubmedParseError when it cannot be opened
+    or its format cannot be told (nothing stored), and RecordFileLoadFailed when a record is broken: the
+    records before it are stored first.
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1.")
+    path = path.resolve()
+    sha256 = file_sha256(path)
+    with RecordFile(path) as opened, _exclusive(sha256, path):
+        load = _start(path=path, sha256=sha256, size=opened.size, restart=restart)
+        RecordFileLoad.objects.filter(pk=load.pk).update(kind=opened.kind)
+        load.kind = opened.kind
+        resume_after = load.position
+        before = {name: getattr(load, name) for name in COUNTS}
+        if resume_after:
+            logger.info("record_file_resumed", path=str(path), after_entry=resume_after)
+        batch: list[AbstractRecord] = []
+        position = resume_after
+        try:
+            for entry in opened.entries():
+                if entry.position <= resume_after:
+                    continue
+                if entry.record is not None:
+                    batch.append(entry.record)
+                    position = entry.position
+                    if len(batch) >= batch_size:
+                        _store(load, batch, position=position, embed=embed)
+                        batch = []
+                        if progress:
+                            progress(load, opened.bytes_read(), opened.size)
+                else:
+                    _store(load, batch, position=position, embed=embed)
+                    batch = []
+                    position = entry.position
+                    _delete_listed(load, entry.deleted_pmids, position=position)
+            _store(load, batch, position=position, embed=embed)
+        except PubmedParseError as exc:
+            _store(load, batch, position=position, embed=embed)  # everything before the broken record is kept
+            _finish(load, status=RecordFileLoadStatus.FAILED, error=str(exc))
+            raise RecordFileLoadFailed(str(exc), run=_run_of(load, before)) from exc
+        except BaseException as exc:
+            _finish(load, status=RecordFileLoadStatus.RUNNING, error=f"interrupted: {type(exc).__name__}: {exc}")
+            raise
+        _finish(load, status=RecordFileLoadStatus.FINISHED, error="")
+        if progress:
+            progress(load, opened.size, opened.size)
+    run = _run_of(load, before)
+    logger.info("record_file_loaded", path=str(path), records=run.records, created=run.created,
+                embedded=run.embedded, deleted=run.deleted, resumed_after=resume_after)
+    return run
+
+
+def _delete_listed(load: RecordFileLoad, pmids: tuple[str, ...], *, position: int) -> None:
+    _, per_model = Abstract.objects.filter(pmid__in=pmids).delete()
+    _advance(load, position=position, deletions_listed=len(pmids), deleted=per_model.get("pubmed.Abstract", 0))
+
+
+def _finish(load: RecordFileLoad, *, status: str, error: str) -> None:
+    load.status, load.error = status, error
+    load.finished_at = timezone.now() if status != RecordFileLoadStatus.RUNNING else None
+    RecordFileLoad.objects.filter(pk=load.pk).update(status=status, error=error, finished_at=load.finished_at)
