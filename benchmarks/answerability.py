@@ -66,12 +66,13 @@ def metrics(rows: list[dict]) -> dict[str, float]:
 
 def _details(set_name: str, question: str, pmid: str, result) -> dict:
     """Return what explains one answer: the judgement of the question's own abstract and what was cited."""
-    judgements = next((step.get("data", {}).get("judgements", []) for step in result.trace if step.get("step") == "judge"), [])
+    judge = next((step for step in result.trace if step.get("step") == "judge"), {})
+    judgements = judge.get("data", {}).get("judgements", [])
     own = next((j for j in judgements if j["doc_id"] == f"pmid:{pmid}"), None)
     return {
         "set": set_name,
         "question": question,
-        "own_judgement": own and {k: own[k] for k in ("semantic", "coverage", "score", "addresses", "direct", "reason", "missing")},
+        "own_judgement": own and {k: own[k] for k in ("semantic", "coverage", "score", "addresses", "reason", "missing")},
         "cited_pmids": [reference.get("pmid") for reference in result.references],
         "abstention": result.abstention,
         "confidence_reasons": result.confidence_reasons,
@@ -93,7 +94,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions of each set")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--reload", action="store_true", help="store the abstracts again even if present")
-    parser.add_argument("--details", type=Path, help="write one JSON line per question (judgement of its abstract) here")
+    parser.add_argument("--details", type=Path, help="write one JSON line per question (its abstract's judgement)")
     args = parser.parse_args()
     setup_django(database="medcite_bench_judgement")
 
