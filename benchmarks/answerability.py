@@ -72,7 +72,7 @@ def _details(set_name: str, question: str, pmid: str, result) -> dict:
     return {
         "set": set_name,
         "question": question,
-        "own_judgement": own and {k: own[k] for k in ("semantic", "coverage", "score", "addresses", "reason", "missing")},
+        "own_judgement": own and {k: own[k] for k in ("semantic", "coverage", "score", "addresses", "reason")},
         "cited_pmids": [reference.get("pmid") for reference in result.references],
         "abstention": result.abstention,
         "confidence_reasons": result.confidence_reasons,

@@ -11,7 +11,6 @@ sequence of stems, so "LTOT" in a question is found in an abstract about long-te
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -193,7 +192,9 @@ class TextIndex:
         return False
 
     def _variant(self, word: str, other: str) -> bool:
-        shared = len(os.path.commonprefix([word, other]))
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), min(len(word), len(other))
+        )
         rests = (word[shared:], other[shared:])
         return all(len(rest) <= self.MAX_EXTRA and not rest.endswith(self.OTHER_THING) for rest in rests)
 
