@@ -319,6 +319,13 @@ def _store_sizes() -> dict[str, int]:
 
 
 def _latency(questions: list, *, warmup: int = 10) -> dict[str, float]:
+    """Time hybrid search and its parts over `questions`; also its Recall@10, MRR@10 and CPU per query.
+
+    Quality is that of the shipped hybrid search in this store: each question's own (real) abstract
+    among the synthetic ones. CPU per hybrid query, of this process (all threads: ONNX Runtime's
+    spin more under load) and of its PostgreSQL backend, moves less with the machine's load than
+    the latencies do.
+    """
     from pubmed.embeddings import embed_query
     from pubmed.services import search
 
@@ -330,10 +337,18 @@ def _latency(questions: list, *, warmup: int = 10) -> dict[str, float]:
         "vector SQL": [],
         "full-text SQL": [],
     }
+    found, reciprocal, cpu, backend_cpu = 0, 0.0, 0.0, 0.0
     for q in questions:
+        cpu_started, backend_started = time.process_time(), _backend_cpu_seconds()
         started = time.perf_counter()
-        search.hybrid_search(query=q.question, k=10)
+        hits = search.hybrid_search(query=q.question, k=10)
         timings["hybrid_search (total)"].append((time.perf_counter() - started) * 1000)
+        cpu += time.process_time() - cpu_started
+        backend_cpu += _backend_cpu_seconds() - backend_started
+        pmids = [hit.pmid for hit in hits]
+        if q.pmid in pmids:
+            found += 1
+            reciprocal += 1 / (pmids.index(q.pmid) + 1)
         started = time.perf_counter()
         embed_query(q.question)
         timings["query embedding"].append((time.perf_counter() - started) * 1000)
@@ -343,9 +358,17 @@ def _latency(questions: list, *, warmup: int = 10) -> dict[str, float]:
         started = time.perf_counter()
         search.text_ranking(query=q.question, limit=search.CANDIDATES)
         timings["full-text SQL"].append((time.perf_counter() - started) * 1000)
-    return {f"{name} p50": statistics.median(v) for name, v in timings.items()} | {
-        f"{name} p95": _percentile(v, 0.95) for name, v in timings.items()
+    quality = {
+        "Recall@10": found / len(questions),
+        "MRR@10": reciprocal / len(questions),
+        "process CPU ms per query": cpu / len(questions) * 1000,
+        "PostgreSQL CPU ms per query": backend_cpu / len(questions) * 1000,
     }
+    return (
+        {f"{name} p50": statistics.median(v) for name, v in timings.items()}
+        | {f"{name} p95": _percentile(v, 0.95) for name, v in timings.items()}
+        | quality
+    )
 
 
 def main() -> None:
@@ -458,15 +481,17 @@ def main() -> None:
     print()
     print(
         "| stored abstracts | hybrid p50 ms | hybrid p95 ms | query embed p50 | vector SQL p50 / p95 | "
-        "full-text SQL p50 / p95 | fill + index build s | chunk table (with TOAST) | GIN | HNSW |"
+        "full-text SQL p50 / p95 | CPU ms per query: process / PostgreSQL | Recall@10 | MRR@10 | "
+        "fill + index build s | chunk table (with TOAST) | GIN | HNSW |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size, fill, sizes, t in rows:
         print(
             f"| {size:,} | {t['hybrid_search (total) p50']:.1f} | {t['hybrid_search (total) p95']:.1f} | "
             f"{t['query embedding p50']:.1f} | {t['vector SQL p50']:.1f} / {t['vector SQL p95']:.1f} | "
             f"{t['full-text SQL p50']:.1f} / {t['full-text SQL p95']:.1f} | "
-            f"{fill.rows_s:.0f} + {fill.gin_s + fill.hnsw_s + fill.vacuum_s + fill.lexemes_s:.0f} | "
+            f"{t['process CPU ms per query']:.1f} / {t['PostgreSQL CPU ms per query']:.1f} | "
+            f"{t['Recall@10']:.3f} | {t['MRR@10']:.3f} | {fill.rows_s:.0f} + {fill.total_s - fill.rows_s:.0f} | "
             f"{_mb(sizes['table'])} | {_mb(sizes['gin'])} | {_mb(sizes['hnsw'])} |"
         )
     print()
