@@ -6,13 +6,19 @@
    A-B-B-A so a change in machine load affects both alike. Recall@10 of vector search over the
    stored chunks is measured for each, so any quality lost to int8 is visible.
 2. p50/p95 latency of `hybrid_search` (query embedding + pgvector HNSW + full-text + fusion + rerank)
-   with 10k and 100k abstracts stored. Beyond the 1,000 real abstracts the store is filled with
-   synthetic ones: text made of sentences sampled from the real corpus, vectors made from real
-   chunk vectors plus noise.
+   at each of `--sizes` stored abstracts, with a PASS/FAIL per target (p95 ≤ 15 ms at 100,000,
+   ≤ 25 ms at 1,000,000), hybrid Recall@10 / MRR@10 of the timed questions in that store, CPU per
+   query, and the store's fill and index build times and chunk table, GIN and HNSW sizes.
+   Beyond the 1,000 real abstracts a store is filled with synthetic ones: text made of sentences
+   sampled from the real corpus, vectors made from real chunk vectors plus noise.
 
-Uses its own database (`medcite_bench_ingest`), never the development database.
+Ingestion uses its own database (`medcite_bench_ingest`); each store size has one more
+(`medcite_bench_search_<size>`), kept between runs: a complete store filled by this version of the
+filler is reused (its recorded fill times are printed), `--refill` fills it again. Never the
+development database.
 
-    .venv/bin/python benchmarks/ingest.py [--limit N] [--rounds 1|2] [--sizes 10000,100000] [--queries 200]
+    .venv/bin/python benchmarks/ingest.py [--limit N] [--rounds 1|2] [--sizes 10000,100000,1000000]
+        [--queries 200] [--skip-ingest] [--refill]
 """
 
 from __future__ import annotations
