@@ -14,7 +14,7 @@ Full-text variants (vector side as shipped):
 - `shipped`: `pubmed.services.search.text_ranking` — pairs of the rarest lexemes when even the
   rarest is over budget, never more than FTS_CANDIDATE_LIMIT ranked; with budgets 300 to 2,000.
 Vector variants (full-text as shipped): HNSW ef_search 60 (the ranking depth, the least that returns
-60 rows), 100 (shipped), 200.
+60 rows), 100 (shipped before), 200 (shipped).
 
 The store must exist: run `benchmarks/ingest.py --skip-ingest --sizes N` first.
 

@@ -26,7 +26,7 @@ CANDIDATES = 60  # chunks taken from each ranking before fusion
 VECTOR_WEIGHT = 0.7  # share of the normalised cosine similarity in the fused score
 RRF_K = 20
 RERANK_DEPTH = 20
-HNSW_EF_SEARCH = 100
+HNSW_EF_SEARCH = 200  # 100 lost 1-2.5 points of hybrid Recall@10 at 100k-1M abstracts (benchmarks/README.md)
 # Full-text candidates: chunks holding the query's rarest words (or pairs of them), about this
 # many by estimate; never more than FTS_CANDIDATE_LIMIT are ranked, whatever the estimate said.
 FTS_CANDIDATE_BUDGET = 1000
