@@ -12,7 +12,9 @@ Full-text variants (vector side as shipped):
 - `and-first`: candidates hold every query lexeme; when fewer than the ranking depth do,
   `or-rarest` instead.
 - `shipped`: `pubmed.services.search.text_ranking` — pairs of the rarest lexemes when even the
-  rarest is over budget, never more than FTS_CANDIDATE_LIMIT ranked; with budgets 300 to 2,000.
+  rarest is over budget, never more than FTS_CANDIDATE_LIMIT ranked; with budgets 300 to 2,000,
+  and once with the capped candidates taken from the table's end (a quality check: the stores
+  hold the real abstracts first, so a binding cap, which keeps the first matches, always keeps them).
 Vector variants (full-text as shipped): HNSW ef_search 60 (the ranking depth, the least that returns
 60 rows), 100 (shipped before), 200 (shipped).
 
@@ -54,11 +56,18 @@ def _backend_cpu_seconds() -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _ranked_text(candidates: str, every_word: str, *, cap: int | None, limit: int) -> tuple[Ranking, int]:
-    """Rank the chunks matching tsquery `candidates` by ts_rank of `every_word`; return (ranking, ranked)."""
+def _ranked_text(
+    candidates: str, every_word: str, *, cap: int | None, limit: int, cap_from_end: bool = False
+) -> tuple[Ranking, int]:
+    """Rank the chunks matching tsquery `candidates` by ts_rank of `every_word`; return (ranking, ranked).
+
+    `cap_from_end` takes the capped candidates from the end of the table instead of its start.
+    """
     from django.db import connection, transaction
 
     cap_sql = f"LIMIT {int(cap)}" if cap else ""
+    if cap and cap_from_end:
+        cap_sql = f"ORDER BY c.ctid DESC {cap_sql}"
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL random_page_cost = 1.1")
         cursor.execute(
@@ -103,13 +112,13 @@ def _text_variants() -> dict[str, Callable[[str, int], tuple[Ranking, int]]]:
         fallback, more = _ranked_text(_or_rarest(lexemes, total), words(lexemes, " | "), cap=None, limit=limit)
         return fallback, ranked + more
 
-    def shipped(budget: int) -> Callable[[str, int], tuple[Ranking, int]]:
+    def shipped(budget: int, *, cap_from_end: bool = False) -> Callable[[str, int], tuple[Ranking, int]]:
         def run(query: str, limit: int) -> tuple[Ranking, int]:
             search.FTS_CANDIDATE_BUDGET = budget
             lexemes, total = search.query_lexemes(query)
             return _ranked_text(
                 search.candidate_tsquery(lexemes, total=total), words(lexemes, " | "),
-                cap=search.FTS_CANDIDATE_LIMIT, limit=limit,
+                cap=search.FTS_CANDIDATE_LIMIT, limit=limit, cap_from_end=cap_from_end,
             )
 
         return run
@@ -121,6 +130,9 @@ def _text_variants() -> dict[str, Callable[[str, int], tuple[Ranking, int]]]:
         "shipped, budget 500": shipped(500),
         "shipped, budget 1000": shipped(1000),
         "shipped, budget 2000": shipped(2000),
+        # Quality check, not a speed variant: the stores hold the real abstracts at the start of the
+        # table, so a binding cap (which keeps the first matches in table order) always keeps them.
+        "shipped, budget 1000, capped candidates from the table's end": shipped(1000, cap_from_end=True),
     }
 
 
@@ -165,6 +177,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, required=True, help="the kept store to use (a size ingest.py filled)")
     parser.add_argument("--queries", type=int, default=200, help="PubMedQA questions per variant (default 200)")
     parser.add_argument("--only", choices=["text", "vector"], help="only the full-text or only the vector variants")
+    parser.add_argument("--text-variants", help="names of the full-text variants to run, separated by ';' (default all)")
     args = parser.parse_args()
     setup_django(database=f"medcite_bench_search_{args.size}")
 
@@ -192,6 +205,7 @@ def main() -> None:
         text_variants: dict[str, Callable[[str], tuple[Ranking, Ranking, int]]] = {
             name: (lambda query, run=run: (vectors[query], *run(query, depth)))
             for name, run in _text_variants().items()
+            if not args.text_variants or name in args.text_variants.split(";")
         }
         print("\nFull-text variants (vector ranking as shipped; SQL time is the full-text query's):")
         _measure(questions, text_variants)
