@@ -13,7 +13,7 @@ Full-text variants (vector side as shipped):
   `or-rarest` instead.
 - `shipped`: `pubmed.services.search.text_ranking` — pairs of the rarest lexemes when even the
   rarest is over budget, never more than FTS_CANDIDATE_LIMIT ranked; with budgets 300 to 2,000,
-  with a limit of 4,000 instead of 2,000,
+  with a limit of 2,000 instead of 4,000,
   and once with the capped candidates taken from the table's end (a quality check: the stores
   hold the real abstracts first, so a binding cap, which keeps the first matches, always keeps them).
 Vector variants (full-text as shipped): HNSW ef_search 60 (the ranking depth, the least that returns
@@ -135,7 +135,7 @@ def _text_variants() -> dict[str, Callable[[str, int], tuple[Ranking, int]]]:
         "shipped, budget 500": shipped(500),
         "shipped, budget 1000": shipped(1000),
         "shipped, budget 2000": shipped(2000),
-        "shipped, budget 1000, limit 4000": shipped(1000, cap=4000),
+        "shipped, budget 1000, limit 2000": shipped(1000, cap=2000),
         # Quality check, not a speed variant: the stores hold the real abstracts at the start of the
         # table, so a binding cap (which keeps the first matches in table order) always keeps them.
         "shipped, budget 1000, capped candidates from the table's end": shipped(1000, cap_from_end=True),

@@ -30,7 +30,7 @@ HNSW_EF_SEARCH = 200  # 100 lost 1-2.5 points of hybrid Recall@10 at 100k-1M abs
 # Full-text candidates: chunks holding the query's rarest words (or pairs of them), about this
 # many by estimate; never more than FTS_CANDIDATE_LIMIT are ranked, whatever the estimate said.
 FTS_CANDIDATE_BUDGET = 1000
-FTS_CANDIDATE_LIMIT = 2000
+FTS_CANDIDATE_LIMIT = 4000  # 2,000 saved CPU at 1M but cost Recall@10 (benchmarks/README.md)
 FTS_PAIR_LEXEMES = 6
 # The Evidence Scout's retrieval query for a drug/disease pair.
 THERAPEUTIC_FRAMING = (
