@@ -190,7 +190,8 @@ def text_ranking(*, query: str, limit: int, filters: SearchFilters | None = None
     picked by `candidate_tsquery` are ranked, at most FTS_CANDIDATE_LIMIT of them, so words found
     almost everywhere ("patients", "study") do not make every chunk a candidate and the work per
     query stays bounded as the store grows. All query words then count in ts_rank, title
-    (weight A) matches above body (weight B) ones.
+    (weight A) matches above body (weight B) ones. When the limit binds, the ranked chunks are the
+    first matches in table order, not the best ones.
     """
     lexemes, total = query_lexemes(query)
     if not lexemes:
