@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 from django.db import connection, transaction
@@ -25,9 +26,12 @@ CANDIDATES = 60  # chunks taken from each ranking before fusion
 VECTOR_WEIGHT = 0.7  # share of the normalised cosine similarity in the fused score
 RRF_K = 20
 RERANK_DEPTH = 20
-HNSW_EF_SEARCH = 100
-# Full-text candidates: chunks holding the query's rarest words, about this many at most.
+HNSW_EF_SEARCH = 200  # 100 lost 1-2.5 points of hybrid Recall@10 at 100k-1M abstracts (benchmarks/README.md)
+# Full-text candidates: chunks holding the query's rarest words (or pairs of them), about this
+# many by estimate; never more than FTS_CANDIDATE_LIMIT are ranked, whatever the estimate said.
 FTS_CANDIDATE_BUDGET = 1000
+FTS_CANDIDATE_LIMIT = 4000  # 2,000 saved CPU at 1M but cost Recall@10 (benchmarks/README.md)
+FTS_PAIR_LEXEMES = 6
 # The Evidence Scout's retrieval query for a drug/disease pair.
 THERAPEUTIC_FRAMING = (
     "Evidence for {drug} as a treatment for {disease}, including clinical trials, efficacy data, "
@@ -127,10 +131,10 @@ def vector_ranking(*, query: str, limit: int, filters: SearchFilters | None = No
     return [(chunk_id, pmid, 1.0 - float(distance)) for chunk_id, pmid, distance in rows]
 
 
-def query_lexemes(query: str) -> list[tuple[str, float]]:
-    """Return the query's full-text lexemes with the share of chunks containing each (0 if unknown).
+def query_lexemes(query: str) -> tuple[list[tuple[str, float]], int]:
+    """Return the query's full-text lexemes with the share of chunks containing each, and the chunk total.
 
-    Shares come from `LexemeStat`; before its first refresh every share is 0.
+    Shares come from `LexemeStat`; before its first refresh every share and the total are 0.
     """
     with connection.cursor() as cursor:
         cursor.execute(
@@ -140,66 +144,76 @@ def query_lexemes(query: str) -> list[tuple[str, float]]:
             [query],
         )
         rows = cursor.fetchall()
-    return [(lexeme, (ndoc / total) if total else 0.0) for lexeme, ndoc, total in rows]
+    total = int(rows[0][2] or 0) if rows else 0
+    return [(lexeme, (ndoc / total) if total else 0.0) for lexeme, ndoc, _ in rows], total
 
 
-def distinctive_lexemes(lexemes: Sequence[tuple[str, float]], *, total: int | None = None) -> list[str]:
-    """Pick the rarest query lexemes whose chunks together stay within FTS_CANDIDATE_BUDGET.
+def candidate_tsquery(lexemes: Sequence[tuple[str, float]], *, total: int) -> str:
+    """Return the tsquery that picks full-text candidates: about FTS_CANDIDATE_BUDGET chunks, by estimate.
 
-    `lexemes` are (lexeme, share of chunks). Rarest first, a lexeme is taken while the estimated
-    candidate count (share * chunk total, summed) stays in budget; the rarest one is always taken.
+    `lexemes` are (lexeme, share of chunks). When the rarest lexeme's chunks fit the budget, the
+    rarest lexemes are ORed while their estimated chunks (share * total, summed) stay in budget.
+    When even the rarest is over budget (every query word is common in a large store), a candidate
+    must hold at least two of the rarest lexemes: the pairs among the rarest m are ORed, m as large
+    as the pairs' estimated chunks (shares multiplied, as if independent) allow, at most
+    FTS_PAIR_LEXEMES. A query of one lexeme gets that lexeme.
     """
-    if total is None:
-        total = _chunk_total()
-    chosen: list[str] = []
-    budget = 0.0
-    for lexeme, share in sorted(lexemes, key=lambda item: (item[1], item[0])):
-        estimate = share * total
-        if chosen and budget + estimate > FTS_CANDIDATE_BUDGET:
+    ordered = sorted(lexemes, key=lambda item: (item[1], item[0]))
+    if not ordered:
+        raise ValueError("A full-text query needs at least one lexeme.")
+    if ordered[0][1] * total <= FTS_CANDIDATE_BUDGET or len(ordered) == 1:
+        chosen: list[str] = []
+        estimate = 0.0
+        for lexeme, share in ordered:
+            if chosen and estimate + share * total > FTS_CANDIDATE_BUDGET:
+                break
+            chosen.append(lexeme)
+            estimate += share * total
+        return " | ".join(_quoted(lexeme) for lexeme in chosen)
+    rarest = ordered[:2]
+    for size in range(3, min(FTS_PAIR_LEXEMES, len(ordered)) + 1):
+        pairs = sum(a * b for (_, a), (_, b) in combinations(ordered[:size], 2)) * total
+        if pairs > FTS_CANDIDATE_BUDGET:
             break
-        chosen.append(lexeme)
-        budget += estimate
-    return chosen
+        rarest = ordered[:size]
+    return " | ".join(f"{_quoted(a)} & {_quoted(b)}" for (a, _), (b, _) in combinations(rarest, 2))
 
 
-def _chunk_total() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT ndoc FROM pubmed_lexemestat WHERE lexeme = ''")
-        row = cursor.fetchone()
-    return int(row[0]) if row else 0
-
-
-def _tsquery(lexemes: Sequence[str]) -> str:
-    return " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes)
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''") + "'"
 
 
 def text_ranking(*, query: str, limit: int, filters: SearchFilters | None = None) -> list[tuple[int, str, float]]:
     """Return (chunk id, pmid, ts_rank) of the best full-text matches, best first.
 
-    Any query word may match (plain AND would find nothing for most questions). Candidates must
-    contain one of the query's distinctive words (`distinctive_lexemes`), so words found almost
-    everywhere ("patients", "study") do not make every chunk a candidate and the work per query
-    stays bounded as the store grows; all query words then count in ts_rank, title (weight A)
-    matches above body (weight B) ones.
+    Any query word may match (plain AND would find nothing for most questions), but only chunks
+    picked by `candidate_tsquery` are ranked, at most FTS_CANDIDATE_LIMIT of them, so words found
+    almost everywhere ("patients", "study") do not make every chunk a candidate and the work per
+    query stays bounded as the store grows. All query words then count in ts_rank, title
+    (weight A) matches above body (weight B) ones. When the limit binds, the ranked chunks are the
+    first matches in table order, not the best ones.
     """
-    lexemes = query_lexemes(query)
+    lexemes, total = query_lexemes(query)
     if not lexemes:
         return []
-    distinctive = distinctive_lexemes(lexemes)
     condition, params = (filters or SearchFilters()).sql()
     join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if condition != "TRUE" else ""
     sql = (
-        "SELECT c.id, c.abstract_id, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_vector, %s::tsquery, 1) AS rank "
-        f"FROM pubmed_abstractchunk c {join} "
-        f"WHERE c.search_vector @@ %s::tsquery AND {condition} "
-        "ORDER BY rank DESC, c.id LIMIT %s"
+        "WITH candidate AS MATERIALIZED ("
+        f" SELECT c.id, c.abstract_id, c.search_vector FROM pubmed_abstractchunk c {join}"
+        f" WHERE c.search_vector @@ %s::tsquery AND {condition} LIMIT %s) "
+        "SELECT id, abstract_id, ts_rank('{0.1, 0.2, 0.4, 1.0}', search_vector, %s::tsquery, 1) AS rank "
+        "FROM candidate ORDER BY rank DESC, id LIMIT %s"
     )
+    every_word = " | ".join(_quoted(lexeme) for lexeme, _ in lexemes)
     with transaction.atomic(), connection.cursor() as cursor:
         # The chunk table is read from memory, not disk: at the default random_page_cost (4) the
         # planner prefers a sequential scan that detoasts every tsvector over the GIN bitmap scan
         # (measured at 10k abstracts: 24 ms against 10 ms).
         cursor.execute("SET LOCAL random_page_cost = 1.1")
-        cursor.execute(sql, [_tsquery([lexeme for lexeme, _ in lexemes]), _tsquery(distinctive), *params, limit])
+        cursor.execute(
+            sql, [candidate_tsquery(lexemes, total=total), *params, FTS_CANDIDATE_LIMIT, every_word, limit]
+        )
         rows = cursor.fetchall()
     return [(chunk_id, pmid, float(rank)) for chunk_id, pmid, rank in rows]
 

@@ -125,3 +125,58 @@ def test_fusion_returns_each_abstract_once_best_first(vector: list, text: list, 
     scores = [score for _, _, score in fused]
     assert scores == sorted(scores, reverse=True)
     assert all(-1e-9 <= score <= 1 + 1e-9 for score in scores)
+
+
+@pytest.mark.parametrize(
+    ("lexemes", "total", "expected"),
+    [
+        # The rarest lexemes fit the budget: ORed, rarest first, while their chunks stay within it.
+        ([("patient", 0.5), ("metformin", 0.0001), ("lactat", 0.0004)], 1_000_000, "'metformin' | 'lactat'"),
+        # Every lexeme is common: the two rarest must occur together (three together would be 140,000 chunks).
+        ([("patient", 0.5), ("studi", 0.4), ("effect", 0.2), ("risk", 0.1)], 1_000_000, "'risk' & 'effect'"),
+        # Each alone is over budget, pairs are rare: any two of the four rarest.
+        (
+            [("a", 0.002), ("b", 0.003), ("c", 0.004), ("d", 0.005), ("e", 0.9)],
+            1_000_000,
+            "'a' & 'b' | 'a' & 'c' | 'a' & 'd' | 'b' & 'c' | 'b' & 'd' | 'c' & 'd'",
+        ),
+        # One lexeme, however common, is the query.
+        ([("patient", 0.5)], 1_000_000, "'patient'"),
+        # Before the lexeme statistics are first counted every lexeme is a candidate word.
+        ([("patient", 0.0), ("metformin", 0.0)], 0, "'metformin' | 'patient'"),
+        ([("o'brien", 0.0)], 10, "'o''brien'"),
+    ],
+)
+def test_candidate_tsquery_stays_within_budget(lexemes: list[tuple[str, float]], total: int, expected: str) -> None:
+    assert search.FTS_CANDIDATE_BUDGET == 1000
+    assert search.candidate_tsquery(lexemes, total=total) == expected
+
+
+def test_candidate_tsquery_needs_a_lexeme() -> None:
+    with pytest.raises(ValueError, match=r"^A full-text query needs at least one lexeme\.$"):
+        search.candidate_tsquery([], total=10)
+
+
+@pytest.fixture
+def common_words(corpus: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six abstracts over three invented words, each word over a candidate budget of one chunk."""
+    from pubmed.services.store import lexeme_stats_refresh
+
+    texts = ["zorblat quexin mivrane", "zorblat quexin", "zorblat alone", "quexin alone", "mivrane alone",
+             "nothing shared"]
+    abstracts_upsert(
+        records=[AbstractRecord(pmid=f"9900000{i}", title="Invented", abstract=text) for i, text in enumerate(texts)],
+        embed=False,
+    )
+    lexeme_stats_refresh()
+    monkeypatch.setattr(search, "FTS_CANDIDATE_BUDGET", 1)
+
+
+def test_common_words_rank_only_chunks_holding_two_of_them(common_words: None) -> None:
+    ranking = search.text_ranking(query="zorblat quexin mivrane", limit=10)
+    assert [pmid for _, pmid, _ in ranking] == ["99000000", "99000001"]
+
+
+def test_full_text_ranks_at_most_the_candidate_limit(common_words: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "FTS_CANDIDATE_LIMIT", 1)
+    assert len(search.text_ranking(query="zorblat quexin mivrane", limit=10)) == 1
