@@ -51,6 +51,20 @@ class AnswerSettings(BaseModel):
         le=1,
         description="Judgement score a source needs to count as addressing the question; calibrated on PubMedQA.",
     )
+    judge_min_semantic: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Semantic similarity (question vs best chunk) a source needs to be admitted at all, however many "
+        "of the question's words it shares; checked on the PubMedQA development split.",
+    )
+    judge_direct_semantic: float = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="Semantic similarity a stored abstract needs to address the question directly (what GREEN "
+        "requires): sharing the question's words is not enough.",
+    )
     judge_direct_threshold: float = Field(
         0.65,
         ge=0,

@@ -200,6 +200,12 @@ def _judgement(
         addresses, reason = True, "anchor study for this scenario"
     elif score < settings.judge_threshold:
         addresses, reason = False, f"too far from the question (score {score:.2f} < {settings.judge_threshold:.2f})"
+    elif semantic < settings.judge_min_semantic:
+        addresses, reason = (
+            False,
+            f"shares the question's words but not its meaning (similarity {semantic:.2f} < "
+            f"{settings.judge_min_semantic:.2f})",
+        )
     else:
         addresses, reason = True, f"addresses the question (score {score:.2f})"
     # Directly addressing the question means its primary condition and its decision (or main topic).
@@ -214,7 +220,15 @@ def _judgement(
         coverage=share,
         score=score,
         addresses=addresses,
-        direct=addresses and not unmet and (anchor or score >= settings.judge_direct_threshold),
+        direct=addresses
+        and not unmet
+        and (
+            anchor
+            or (
+                score >= settings.judge_direct_threshold
+                and (source.origin == ORIGIN_LIBRARY or semantic >= settings.judge_direct_semantic)
+            )
+        ),
         synthesis=synthesis,
         missing=[c.label for c in missing],
         gaps=unmet,

@@ -164,16 +164,20 @@ def test_a_question_that_is_not_clinical_abstains_saying_so(library, eutils):
     assert result.answer.startswith("This does not look like a clinical question")
 
 
-@pytest.fixture
-def pubmedqa_abstracts(db, shared_data):
-    """Store two real PubMedQA abstracts (first sentence as title) whose wording differs from their questions."""
+def store_pubmedqa(shared_data, wanted):
+    """Store real PubMedQA abstracts (first sentence as title); return their questions by PMID."""
     from pubmed.benchmarking import pubmedqa_records, pubmedqa_titled
     from pubmed.services.store import abstracts_upsert
 
     records, questions = pubmedqa_records(shared_data / "pubmedqa" / "ori_pqal.json")
-    wanted = {"24019262", "17276801"}
     abstracts_upsert(records=pubmedqa_titled([r for r in records if r.pmid in wanted]), embed=True)
-    return {q.pmid: q.question for q in questions if q.pmid in wanted}
+    return {q.pmid: q.question for q in questions}
+
+
+@pytest.fixture
+def pubmedqa_abstracts(db, shared_data):
+    """Two real PubMedQA abstracts whose wording differs from their questions."""
+    return store_pubmedqa(shared_data, {"24019262", "17276801"})
 
 
 @pytest.mark.parametrize(
@@ -193,3 +197,15 @@ def test_a_judged_abstract_is_cited_whatever_its_wording_or_section_labels(
     assert result.confidence == "YELLOW" and not result.abstained
     rank = next(step for step in result.trace if step["step"] == "rank")
     assert rank["detail"].startswith("1 kept, 0 excluded")
+
+
+def test_sources_that_share_the_questions_words_but_not_its_meaning_are_never_green(library, db, shared_data):
+    # The question's own abstract (12145243) is not stored. One stored abstract is about impaired fasting
+    # glucose before coronary interventions, the other about insulin sensitivity in pregnancy: together
+    # they hold every word of the question, yet neither answers it.
+    questions = store_pubmedqa(shared_data, {"15800018", "16241924"})
+    question = questions["12145243"]
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    assert result.confidence != "GREEN"
+    judged = {j["doc_id"]: j for j in next(s for s in result.trace if s["step"] == "judge")["data"]["judgements"]}
+    assert judged["pmid:16241924"]["direct"] is False
