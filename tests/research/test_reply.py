@@ -128,8 +128,9 @@ def test_with_a_model_the_page_state_tools_and_payloads_reach_it_and_come_back_v
         Reply(
             [
                 Text(
-                    "Two of the loaded trials test immunotherapy [citation:nct:NCT04114136:summary], and one "
-                    "registry study was retracted (PMID: 99999999).\n\n"
+                    "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator "
+                    "[citation:nct:NCT04114136:summary]. It cured melanoma in every patient "
+                    "[citation:nct:NCT04114136:summary]. One registry study was retracted (PMID: 99999999).\n\n"
                     "TRIAL_SEARCH_SUGGESTION:\n```json\n"
                     + json.dumps(
                         {
@@ -161,9 +162,13 @@ def test_with_a_model_the_page_state_tools_and_payloads_reach_it_and_come_back_v
     assert "PUBMED_QUERY_SUGGESTION" not in request["system"]
     assert [tool["name"] for tool in request["tools"]] == ["get_trial"]
     assert message.content.splitlines() == [
-        "Two of the loaded trials test immunotherapy [1], and one registry study was retracted.",
+        "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator [1].",
         "",
         "Accept the search to see them.",
+    ]
+    assert [removal["text"] for removal in message.extras["claims_removed"]] == [
+        "It cured melanoma in every patient.",
+        "One registry study was retracted.",
     ]
     assert [ref["nct"] for ref in message.extras["references"]] == ["NCT04114136"]
     assert [item["value"] for item in message.extras["removed"]] == ["99999999"]
