@@ -28,7 +28,8 @@ _ROW_WORDS = """
     them ones one there mention mentions mentioned mentioning about discuss discusses discussed report reports
     reported focus focuses focused include includes included involve involves involved concern concerns concerned
     address addresses addressed look looks looked examine examines examined investigate investigates investigated
-    test tests tested study studies studied studying evaluate evaluates evaluated enrol enrols enrolled enroll enrolls cover covers covered
+    test tests tested study studies studied studying
+    evaluate evaluates evaluated enrol enrols enrolled enroll enrolls cover covers covered
     registered describe describes described consider considers considered deal deals dealt talk talks relate
     relates many number count how which are any all total
     phase phases status statuses type types kind kinds design designs journal journals year years dated published

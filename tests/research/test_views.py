@@ -367,7 +367,9 @@ def test_the_streamed_preview_never_shows_payload_text(logged_in, research_llm, 
             [
                 Text(
                     "Here is a phase 3 search. Try this search.\n"
-                    "TRIAL_SEARCH_SUGGESTION: " + json.dumps(TRIAL_SEARCH) + "\nAccept it to keep recruiting trials only."
+                    "TRIAL_SEARCH_SUGGESTION: "
+                    + json.dumps(TRIAL_SEARCH)
+                    + "\nAccept it to keep recruiting trials only."
                 )
             ]
         )
