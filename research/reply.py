@@ -2,8 +2,10 @@
 
 read the page (context builder) -> the LLM with the page's tools and payload formats, or the
 rules (suggestion builders, extractive answers about the rows) without one -> parse and validate
-payloads -> verify citations -> store, through chat's `reply_lifecycle` (the question is stored
-first, an assistant message always); the same SSE events serve the page (`chat.streaming.reply_stream`).
+payloads -> check every statement in prose against the rows it cites (chat's claim checker) ->
+verify citations -> rate the badge (`research.badge`) -> store, through chat's `reply_lifecycle` (the
+question is stored first, an assistant message always); the same SSE events serve the page
+(`chat.streaming.reply_stream`).
 """
 
 from __future__ import annotations
