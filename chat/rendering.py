@@ -26,14 +26,21 @@ def reference_anchor(message_id: int | str, number: int) -> str:
 
 
 def render_answer_html(
-    text: str, *, message_id: int | str, reference_count: int, quotes: dict[int, str] | None = None
+    text: str,
+    *,
+    message_id: int | str,
+    reference_count: int,
+    quotes: dict[int, str] | None = None,
+    names: dict[int, tuple[str, str]] | None = None,
 ) -> SafeString:
     """Return the answer as safe HTML; `[n]` markers become links to reference n of this message.
 
     `quotes` (reference number → the source sentence that supports the statement) become the
     marker's hover text, so the reader sees what the source says without leaving the answer.
+    `names` (reference number → its identifier, e.g. "PMID 123", and its verified direct URL) are
+    written before the marker, linked: a list of loaded rows names each row.
     """
-    quotes = quotes or {}
+    quotes, names = quotes or {}, names or {}
     source = _LIST_AFTER_PROSE.sub(r"\1\n\n", text or "")
     html = markdown.markdown(source, extensions=["sane_lists", "tables"], output_format="html")
     # Page headings are h1/h2: demote the answer's own top-level headings below them.
@@ -47,10 +54,21 @@ def render_answer_html(
         anchor = reference_anchor(message_id, number)
         quote = quotes.get(number, "")
         title = f' title="Source says: {escape(quote)}"' if quote else ""
+        named = ""
+        if number in names:
+            label, url = names[number]
+            named = (
+                f'<a class="row-id" href="{escape(url)}" target="_blank" rel="noopener noreferrer">{escape(label)}</a> '
+            )
         return (
-            f'<sup class="cite"><a href="#{anchor}" data-ref="{anchor}"{title} '
+            f'{named}<sup class="cite"><a href="#{anchor}" data-ref="{anchor}"{title} '
             f'aria-label="Reference {number}">[{number}]</a></sup>'
         )
 
-    # Safe: nh3 sanitised the HTML above; the inserted links carry digits and an escaped quote.
+    # Safe: nh3 sanitised the HTML above; the inserted links carry digits, an escaped quote and escaped names.
     return mark_safe(_MARKER.sub(link, clean))
+
+
+def render_preview_html(text: str) -> SafeString:
+    """Return a streamed, not yet verified answer as safe HTML (Markdown lists as lists; markers unlinked)."""
+    return render_answer_html(text, message_id="preview", reference_count=0)

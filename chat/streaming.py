@@ -1,9 +1,10 @@
 """Server-sent events for a reply: the same stream serves the chat page and the API.
 
-Events: `meta` (question stored), `status` (pipeline step), `delta` (scrubbed text), `reset`
-(discard the preview), `done` (the stored, verified answer), `error`. A synchronous iterator is
-served as is under WSGI (runserver, gunicorn sync) and is stepped through `sync_to_async` under
-ASGI, so the answer streams in both and never pins an event-loop thread.
+Events: `meta` (question stored), `status` (pipeline step), `delta` (scrubbed text; with `html`, the
+preview's complete lines rendered by the answer renderer whenever they change, and `tail`, the line
+still being written), `reset` (discard the preview), `done` (the stored, verified answer), `error`.
+A synchronous iterator is served as is under WSGI (runserver, gunicorn sync) and is stepped through
+`sync_to_async` under ASGI, so the answer streams in both and never pins an event-loop thread.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, StreamingHttpResponse
 
 from chat.pipeline import DeltaEvent, ResetEvent, StatusEvent
+from chat.rendering import render_preview_html
 from chat.services.conversations import AnswerSaved, QuestionSaved, ReplyEvent
 
 logger = structlog.get_logger(__name__)
@@ -38,6 +40,25 @@ def wants_stream(request: HttpRequest) -> bool:
     return request.GET.get("stream") == "1" or EVENT_STREAM in request.headers.get("Accept", "")
 
 
+class Preview:
+    """The streamed preview so far: complete lines are rendered like the answer, the last line is text."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.rendered_upto = 0
+
+    def add(self, delta: str) -> dict[str, str]:
+        """Return the `delta` event's preview fields: `html` when a line was completed, and `tail`."""
+        self.text += delta
+        complete = self.text.rfind("\n") + 1
+        fields = {"tail": self.text[complete:]}
+        if complete > self.rendered_upto:
+            # Rendering only on a new line keeps a token-by-token stream from re-rendering every token.
+            self.rendered_upto = complete
+            fields["html"] = str(render_preview_html(self.text[:complete]))
+        return fields
+
+
 def reply_stream(
     events: Iterator[ReplyEvent],
     *,
@@ -46,6 +67,7 @@ def reply_stream(
 ) -> Iterator[bytes]:
     """Turn reply events into SSE bytes; `meta` and `done` build the payloads of those two events."""
     yield b": stream open\n\n"
+    preview = Preview()
     try:
         for event in events:
             if isinstance(event, QuestionSaved):
@@ -53,8 +75,9 @@ def reply_stream(
             elif isinstance(event, StatusEvent):
                 yield sse("status", {"step": event.step, "message": event.message})
             elif isinstance(event, DeltaEvent):
-                yield sse("delta", {"text": event.text})
+                yield sse("delta", {"text": event.text, **preview.add(event.text)})
             elif isinstance(event, ResetEvent):
+                preview = Preview()
                 yield sse("reset", {"reason": event.reason})
             elif isinstance(event, AnswerSaved):
                 yield sse("done", done(event))

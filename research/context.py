@@ -24,7 +24,11 @@ PROMPT_ITEMS = 20
 
 @dataclass(frozen=True)
 class PageItem:
-    """One loaded row: its id (PMID or NCT number), the line the model reads, and the citable record."""
+    """One loaded row: its id (PMID or NCT number), the line the model reads, and the citable record.
+
+    `lacks` names the parts of the record a question about the rows may need and this row does not
+    have ("abstract", "conditions"), so an answer computed from the rows can say what it could not check.
+    """
 
     item_id: str
     title: str
@@ -32,6 +36,7 @@ class PageItem:
     line: str
     source: EvidenceSource
     facets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lacks: tuple[str, ...] = ()
 
     @property
     def citation(self) -> str:

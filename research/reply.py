@@ -2,12 +2,15 @@
 
 read the page (context builder) -> the LLM with the page's tools and payload formats, or the
 rules (suggestion builders, extractive answers about the rows) without one -> parse and validate
-payloads -> verify citations -> store, through chat's `reply_lifecycle` (the question is stored
-first, an assistant message always); the same SSE events serve the page (`chat.streaming.reply_stream`).
+payloads -> check every statement in prose against the rows it cites (chat's claim checker) ->
+verify citations -> rate the badge (`research.badge`) -> store, through chat's `reply_lifecycle` (the
+question is stored first, an assistant message always); the same SSE events serve the page
+(`chat.streaming.reply_stream`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -17,6 +20,7 @@ from chat.answer_settings import AnswerSettings, answer_settings
 from chat.generation import Trace, generation_events
 from chat.models import Conversation, Message
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
+from chat.pipeline.support import META, ClaimRecord, SupportChecker
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
@@ -30,15 +34,19 @@ from chat.services.conversations import (
 )
 from evidence.citations.stream import StreamScrubber
 from evidence.citations.verify import verify_answer
+from evidence.concepts import Lexicon
+from evidence.models import Abbreviation
 from evidence.sources import EvidenceSet
-from evidence.vocabulary import load_vocabulary
+from evidence.vocabulary import Vocabulary, load_vocabulary
 from research.ai_columns import LLM_REQUIRED_MESSAGE
+from research.badge import Badge, rate_computed, rate_prose, row_verdicts
 from research.context import PROMPT_ITEMS, PageContext
-from research.extractive import answer_from_rows, rows_evidence
+from research.extractive import CANNOT, COMPUTED, answer_from_rows, rows_evidence
 from research.holding_pen import pen_stage
 from research.payloads import ParsedPayload, check_payload, parse_payloads, payload_preview_cut, tidy_prose
 from research.prompts import build_tray_prompt, build_tray_turn
 from research.registries import Page, page_payload_types, payload_type_get
+from research.row_topics import row_topic
 from research.rules.intent import COLUMN, SEARCH, classify_request
 from research.rules.pubmed_query import build_pubmed_query
 from research.rules.trial_search import build_trial_search
@@ -56,6 +64,13 @@ EXAMPLES = {
     "pubmed_query_suggestion": '"RCTs of apixaban in atrial fibrillation with CKD since 2019"',
     "trial_search_suggestion": '"phase 3 NSCLC trials that are recruiting"',
 }
+# Statements about the reply or the page ("Accept it to run the search"), not claims about the evidence.
+NOT_CLAIMS = re.compile(
+    rf"(?:{META.pattern})|^\W*(?:accept|dismiss|run|add|ask|load|open|click|press|try|here (?:is|are)|"
+    r"i (?:can|could|would|will|have|built|suggest|recommend)|you (?:can|could|may|might)|"
+    r"(?:this|the) (?:search|query|column|suggestion)s?\b)",
+    re.IGNORECASE,
+)
 NO_CITATION_NOTICE = "This reply cites none of the loaded rows; treat statements about particular studies with care."
 
 
@@ -118,7 +133,12 @@ def _rules_reply(
     kind = classify_request(text=question, has_items=bool(context.items))
     yield StatusEvent("generate", "Building a suggestion" if kind == SEARCH else "Reading the loaded rows")
     payloads: list[ParsedPayload] = []
-    evidence = rows_evidence(context, question=question)
+    vocabulary, lexicon = load_vocabulary(), Lexicon.load()
+    evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
+    badge: Badge | None = None
+    claims: list[ClaimRecord] = []
+    claims_removed: list[dict[str, str]] = []
+    names_rows = False
     if kind == SEARCH:
         prose, payloads = _suggestion(page, question)
         verified = _verified(prose, evidence, repair=0)
@@ -127,9 +147,20 @@ def _rules_reply(
         verified = _verified(LLM_REQUIRED_MESSAGE, evidence, repair=0)
         detail = "AI columns need a language model"
     else:
-        answer = answer_from_rows(question=question, context=context, settings=settings)
-        verified = _verified(answer.text, evidence, repair=settings.repair_max_sources if answer.cites else 0)
-        detail = "Extractive answer from the loaded rows"
+        answer = answer_from_rows(
+            question=question, context=context, settings=settings, vocabulary=vocabulary, lexicon=lexicon
+        )
+        if answer.basis is not None:
+            verified = _verified(answer.text, evidence, repair=0)
+            badge = rate_computed(answer.basis, format_floor=verified["confidence"])
+            names_rows = answer.kind == COMPUTED and bool(verified["references"])
+            detail = "The loaded rows cannot answer this" if answer.kind == CANNOT else "Computed from the loaded rows"
+        else:
+            checked, claims, claims_removed, identifiers = _support_checked(_checker(evidence, settings), answer.text)
+            verified = _verified(checked, evidence, repair=settings.repair_max_sources if answer.cites else 0)
+            verified["removed"] = identifiers + verified["removed"]
+            badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
+            detail = "Extractive answer from the loaded rows"
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
     for line in verified["text"].splitlines(keepends=True):
         yield DeltaEvent(line)
@@ -137,6 +168,10 @@ def _rules_reply(
         content=verified["text"],
         extras={
             **verified,
+            **_badge_extras(badge),
+            "claims": [record.to_dict() for record in claims],
+            "claims_removed": claims_removed,
+            "names_rows": names_rows,
             "provider": "extractive",
             "model": "",
             "intent": kind,
@@ -147,6 +182,59 @@ def _rules_reply(
         },
         context={"intent": kind},
     )
+
+
+def _support_checked(
+    checker: SupportChecker, text: str
+) -> tuple[str, list[ClaimRecord], list[dict[str, str]], list[dict[str, str]]]:
+    """Return `text` without the statements the rows they cite do not support, the claim records, the
+    removed statements and the unverifiable identifiers that went with them."""
+    checked, records, removals = checker.check(text)
+    claims_removed = [removal for removal in removals if removal["kind"] != "identifier"]
+    identifiers = [{"form": r["form"], "value": r["value"]} for r in removals if r["kind"] == "identifier"]
+    return checked, records, claims_removed, identifiers
+
+
+def _checker(evidence: EvidenceSet, settings: AnswerSettings) -> SupportChecker:
+    return SupportChecker(
+        evidence,
+        threshold=settings.claim_support_threshold,
+        known_names=list(Abbreviation.objects.values_list("term", flat=True)),
+        not_claims=NOT_CLAIMS,
+    )
+
+
+def _prose_badge(
+    question: str,
+    context: PageContext,
+    evidence: EvidenceSet,
+    verified: dict[str, Any],
+    claims: list[ClaimRecord],
+    claims_removed: list[dict[str, str]],
+    lexicon: Lexicon,
+    vocabulary: Vocabulary,
+) -> Badge:
+    """Rate a reply in prose: the rows it cites, judged against the question's topic, and its supported statements."""
+    topic = row_topic(question, vocabulary=vocabulary, lexicon=lexicon)
+    cited = [citation["doc_id"] for citation in verified["citations"]]
+    verdicts = row_verdicts(
+        topic=topic, evidence=evidence, doc_ids=cited, items={item.source.doc_id: item for item in context.items}
+    )
+    return rate_prose(
+        verdicts=verdicts,
+        format_floor=verified["confidence"],
+        claims_shown=sum(1 for record in claims if record.supported),
+        claims_removed=len(claims_removed),
+        density=verified["density"],
+    )
+
+
+def _badge_extras(badge: Badge | None) -> dict[str, Any]:
+    """Return the badge as reply extras; `confidence_detail` becomes its trace step after verification."""
+    if badge is None:
+        return {"confidence": "", "confidence_reasons": []}
+    rated = badge.confidence
+    return {"confidence": rated.level, "confidence_reasons": rated.reasons, "confidence_detail": badge.detail}
 
 
 def _trial_details(tool_calls: list[dict[str, Any]]) -> list[ParsedPayload]:
@@ -182,7 +270,9 @@ def _llm_reply(
     if len(context.items) > PROMPT_ITEMS:
         pen_key = pen_stage(entries=context.staged_lines(start=PROMPT_ITEMS), offset=PROMPT_ITEMS)
     toolbox = PageToolbox(page=page, pen_key=pen_key)
-    evidence = EvidenceSet([item.source for item in context.items])
+    vocabulary, lexicon = load_vocabulary(), Lexicon.load()
+    evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
+    checker = _checker(evidence, settings)
     request = GenerationRequest(
         question=question,
         system_prompt=build_tray_prompt(
@@ -198,7 +288,10 @@ def _llm_reply(
     yield StatusEvent("generate", "Thinking about the page")
     generation: Generation | None = None
     for event in generation_events(
-        provider, request, StreamScrubber(evidence), shown_upto=lambda raw: payload_preview_cut(raw, types=types)
+        provider,
+        request,
+        StreamScrubber(evidence, screen=checker.screen),
+        shown_upto=lambda raw: payload_preview_cut(raw, types=types),
     ):
         if isinstance(event, Generation):
             generation = event
@@ -209,7 +302,12 @@ def _llm_reply(
     payloads = parsed.payloads
     if "trial_details" in page.payload_types:
         payloads = payloads + _trial_details(generation.tool_calls)
-    verified = _verified(parsed.prose, evidence, repair=0)
+    checked, claims, claims_removed, identifiers = _support_checked(checker, parsed.prose)
+    verified = _verified(checked, evidence, repair=0)
+    verified["removed"] = identifiers + verified["removed"]
+    badge = None
+    if verified["references"] or not payloads:
+        badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
     trace.add(
         "generate",
         "Wrote the reply",
@@ -229,6 +327,10 @@ def _llm_reply(
         content=verified["text"],
         extras={
             **verified,
+            **_badge_extras(badge),
+            "claims": [record.to_dict() for record in claims],
+            "claims_removed": claims_removed,
+            "names_rows": False,
             "provider": provider.name,
             "model": settings.model,
             "intent": "model",
@@ -280,12 +382,27 @@ def _reply_core(
             outcome = yield from _rules_reply(
                 page=page, context=context, question=question, settings=settings, trace=trace, notice=notice
             )
+    claims_removed = outcome.extras.get("claims_removed", [])
     trace.add(
         "verify",
         "Verified every citation",
         f"{len(outcome.extras.get('references', []))} loaded row(s) cited and verified; "
-        f"{len(outcome.extras.get('removed', []))} unverifiable identifier(s) removed",
+        f"{len(outcome.extras.get('removed', []))} unverifiable identifier(s) removed"
+        + (
+            f"; {len(claims_removed)} statement(s) removed as unsupported by the rows they cite"
+            if claims_removed
+            else ""
+        ),
     )
+    detail = outcome.extras.pop("confidence_detail", "")
+    if detail:
+        trace.add(
+            "confidence",
+            "Rated confidence",
+            detail,
+            confidence=outcome.extras["confidence"],
+            reasons=outcome.extras["confidence_reasons"],
+        )
     outcome.extras.update(page=page.name, trace=trace.steps, settings_hash=settings.short_hash(), abstained=False)
     outcome.context.update(
         page=page.name,

@@ -57,10 +57,19 @@ class ClaimRecord:
 class SupportChecker:
     """Judge the claims of answers citing one turn's evidence (passage embeddings cached per turn)."""
 
-    def __init__(self, evidence: EvidenceSet, *, threshold: float, known_names: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        evidence: EvidenceSet,
+        *,
+        threshold: float,
+        known_names: Sequence[str] = (),
+        not_claims: re.Pattern[str] = META,
+    ) -> None:
+        """`not_claims` matches the statements that are about the answer or the page, not about patients."""
         self.evidence = evidence
         self.threshold = threshold
         self.known_names = list(known_names)
+        self.not_claims = not_claims
         self.cache = PassageCache()
 
     def passages(self, doc_ids: Sequence[str]) -> list[EvidenceSource]:
@@ -138,7 +147,7 @@ class SupportChecker:
         removals: list[dict[str, str]] = []
         records: list[ClaimRecord] = []
         for claim in reversed(split_claims(text)):
-            if META.match(claim.plain) or claim.dangling:
+            if self.not_claims.match(claim.plain) or claim.dangling:
                 continue
             record = self.judge(claim)
             records.append(record)
@@ -174,7 +183,7 @@ class SupportChecker:
         for start, end, _ in reversed(self.unverified_names(segment)):
             segment = segment[:start] + segment[end:]
         for claim in reversed(split_claims(segment)):
-            if META.match(claim.plain) or claim.dangling:
+            if self.not_claims.match(claim.plain) or claim.dangling:
                 continue
             record = self.judge(claim)
             if not record.supported or record.repaired:

@@ -19,8 +19,15 @@ def answer_html(message: Message) -> SafeString:
         support = citation.get("support") or []
         if support and isinstance(citation.get("n"), int):
             quotes.setdefault(citation["n"], " … ".join(quote["quote"] for quote in support[:2]))
+    names: dict[int, tuple[str, str]] = {}
+    if message.extras.get("names_rows"):  # a tray's list of loaded rows: each row by its PMID or NCT number
+        for reference in message.references:
+            links = reference_links(reference)
+            if links and isinstance(reference.get("n"), int):
+                label, identifier, url = links[0]
+                names[reference["n"]] = (identifier if label == "ClinicalTrials.gov" else f"{label} {identifier}", url)
     return render_answer_html(
-        message.content, message_id=message.pk, reference_count=len(message.references), quotes=quotes
+        message.content, message_id=message.pk, reference_count=len(message.references), quotes=quotes, names=names
     )
 
 

@@ -74,7 +74,13 @@ def abstract_item(abstract: Any) -> PageItem:
         "mesh": tuple(abstract.mesh_terms or ()),
     }
     return PageItem(
-        item_id=abstract.pmid, title=abstract.title, year=abstract.year, line=line, source=source, facets=facets
+        item_id=abstract.pmid,
+        title=abstract.title,
+        year=abstract.year,
+        line=line,
+        source=source,
+        facets=facets,
+        lacks=() if (abstract.abstract or "").strip() else ("abstract",),
     )
 
 

@@ -146,6 +146,11 @@ def study_item(summary: StudySummary) -> PageItem:
         line=line,
         source=source,
         facets=facets,
+        lacks=tuple(
+            part
+            for part, values in (("conditions", summary.conditions), ("interventions", summary.interventions))
+            if not values
+        ),
     )
 
 

@@ -24,18 +24,22 @@ _ABOUT_LOADED = re.compile(
     re.IGNORECASE,
 )
 
+_ABOUT_ROWS_ONLY = re.compile(r"\bloaded\b|\bhow\s+many\b|\bwhich\s+of\b", re.IGNORECASE)
+
 
 def classify_request(*, text: str, has_items: bool) -> str:
     """Return SEARCH, COLUMN or ANALYSE for a tray message (rules; the LLM decides for itself).
 
     A message about the loaded rows ("these", "the table") or phrased as a question about them is
-    analysis; an explicit search request, or a bare description of what to find ("phase 3 NSCLC
-    trials that are recruiting"), is a search.
+    analysis (a count or list of them even when nothing is loaded); an explicit search request, or a
+    bare description of what to find ("phase 3 NSCLC trials that are recruiting"), is a search.
     """
     if _COLUMN_REQUEST.search(text):
         return COLUMN
     if _ABOUT_LOADED.search(text):
-        return ANALYSE if has_items else SEARCH
+        # With nothing loaded, a count or list of "the loaded" rows is still about rows (it gets "none are
+        # loaded"); "what do these say about bleeding?" reads as a request to find some.
+        return ANALYSE if has_items or _ABOUT_ROWS_ONLY.search(text) else SEARCH
     if _SEARCH_REQUEST.search(text) or not has_items:
         return SEARCH
     if "?" in text or _QUESTION.match(text):

@@ -67,6 +67,12 @@
     var progress = element("p", "chat-progress muted", options.progressText);
     var preview = element("div", "chat-answer chat-preview");
     preview.setAttribute("data-testid", options.previewTestId);
+    // Complete lines arrive rendered by the server's answer renderer (lists as lists); the line
+    // still being written is shown as text until it is complete.
+    var previewLines = element("div", "chat-preview-lines");
+    var previewTail = element("p", "chat-preview-tail");
+    preview.appendChild(previewLines);
+    preview.appendChild(previewTail);
     pending.appendChild(progress);
     pending.appendChild(preview);
     options.thread.appendChild(asked);
@@ -95,9 +101,12 @@
       } else if (item.name === "status") {
         progress.textContent = data.message + "…";
       } else if (item.name === "delta") {
-        preview.textContent += data.text;
+        if (typeof data.html === "string") { previewLines.innerHTML = data.html; }  // sanitised by the server
+        if (typeof data.tail === "string") { previewTail.textContent = data.tail; }
+        else { previewTail.textContent += data.text; }
       } else if (item.name === "reset") {
-        preview.textContent = "";
+        previewLines.innerHTML = "";
+        previewTail.textContent = "";
       } else if (item.name === "done") {
         finished = true;
         var holder = document.createElement("div");

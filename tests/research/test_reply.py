@@ -13,7 +13,7 @@ from research.ai_columns import LLM_REQUIRED_MESSAGE
 from research.registries import page_get
 from research.reply import tray_reply
 from tests.chat.fakes import HttpError, Reply, Text, ToolUse
-from tests.research.conftest import MELANOMA
+from tests.research.conftest import MELANOMA, MELANOMA_NCTS
 
 pytestmark = pytest.mark.django_db
 TRIALSCOUT = page_get("trialscout")
@@ -128,8 +128,9 @@ def test_with_a_model_the_page_state_tools_and_payloads_reach_it_and_come_back_v
         Reply(
             [
                 Text(
-                    "Two of the loaded trials test immunotherapy [citation:nct:NCT04114136:summary], and one "
-                    "registry study was retracted (PMID: 99999999).\n\n"
+                    "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator "
+                    "[citation:nct:NCT04114136:summary]. It cured melanoma in every patient "
+                    "[citation:nct:NCT04114136:summary]. One registry study was retracted (PMID: 99999999).\n\n"
                     "TRIAL_SEARCH_SUGGESTION:\n```json\n"
                     + json.dumps(
                         {
@@ -161,9 +162,13 @@ def test_with_a_model_the_page_state_tools_and_payloads_reach_it_and_come_back_v
     assert "PUBMED_QUERY_SUGGESTION" not in request["system"]
     assert [tool["name"] for tool in request["tools"]] == ["get_trial"]
     assert message.content.splitlines() == [
-        "Two of the loaded trials test immunotherapy [1], and one registry study was retracted.",
+        "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator [1].",
         "",
         "Accept the search to see them.",
+    ]
+    assert [removal["text"] for removal in message.extras["claims_removed"]] == [
+        "It cured melanoma in every patient.",
+        "One registry study was retracted.",
     ]
     assert [ref["nct"] for ref in message.extras["references"]] == ["NCT04114136"]
     assert [item["value"] for item in message.extras["removed"]] == ["99999999"]
@@ -242,3 +247,84 @@ def test_an_empty_question_stores_nothing(user) -> None:
     with pytest.raises(Exception, match="Type a question first"):
         tray_reply(conversation=conversation, page=TRIALSCOUT, state="", text="  ", user=user)
     assert conversation.messages.count() == 0
+
+
+def test_a_count_about_the_loaded_rows_is_green_with_its_reasons_and_trace(melanoma_search, user) -> None:
+    message = ask(user, TRIALSCOUT, "How many of these trials are recruiting?")
+
+    assert message.content.splitlines()[0] == "3 of the 3 loaded trials match Recruiting:"
+    assert [ref["nct"] for ref in message.extras["references"]] == MELANOMA_NCTS
+    assert message.extras["names_rows"] is True
+    assert (message.extras["confidence"], message.extras["confidence_reasons"]) == (
+        "GREEN",
+        ["computed from all 3 loaded trials; the 3 that address the question are cited"],
+    )
+    assert [step["step"] for step in message.extras["trace"]] == ["context", "generate", "verify", "confidence"]
+    assert message.extras["trace"][-1]["detail"] == (
+        "GREEN: computed from all 3 loaded trials; the 3 that address the question are cited. "
+        "Computed from the loaded rows"
+    )
+
+
+def test_a_count_over_part_of_the_search_results_is_yellow_and_says_why(melanoma_search, user) -> None:
+    message = ask(user, TRIALSCOUT, "How many trials are recruiting?")
+
+    assert message.content.split("\n\n")[-1] == (
+        "Not checked: only the 3 loaded trials were read; the search matched 480."
+    )
+    assert (message.extras["confidence"], message.extras["confidence_reasons"]) == (
+        "YELLOW",
+        ["computed from the 3 loaded trials, in part", "only the 3 loaded trials were read; the search matched 480"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("page", "state", "question", "content", "reason"),
+    [
+        (
+            TRIALSCOUT,
+            STATE,
+            "Which of these are RCTs?",
+            "None of the 3 loaded trials records a publication type, so I cannot tell which match Randomized "
+            "Controlled Trial. Ask about what the rows show, or run a search that has it.",
+            "no loaded trial records a publication type",
+        ),
+        (
+            TABLIZER,
+            "",
+            "How many of the loaded articles are about breast cancer?",
+            "No articles are loaded yet, so I cannot answer about them. Run a search first, or ask me to build one.",
+            "no articles are loaded",
+        ),
+    ],
+)
+def test_a_question_the_rows_cannot_answer_is_red_and_says_so(
+    melanoma_search, user, page, state, question, content, reason
+) -> None:
+    message = ask(user, page, question, state=state)
+
+    assert message.content == content
+    assert (message.extras["confidence"], message.extras["confidence_reasons"]) == ("RED", [reason])
+    assert message.extras["references"] == []
+
+
+def test_a_model_reply_citing_rows_off_the_topic_is_not_green(research_llm, melanoma_search, user) -> None:
+    research_llm.script(
+        Reply(
+            [
+                Text(
+                    "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator "
+                    "[citation:nct:NCT04114136:summary]."
+                )
+            ]
+        )
+    )
+
+    message = ask(user, TRIALSCOUT, "Which of these trials test apixaban in atrial fibrillation?")
+
+    assert message.content == "One loaded trial combines an anti-PD-1 antibody with a metabolic modulator [1]."
+    assert (message.extras["confidence"], message.extras["confidence_reasons"]) == (
+        "RED",
+        ["none of the cited sources addresses the question"],
+    )
+    assert message.extras["trace"][-1]["step"] == "confidence"

@@ -190,6 +190,8 @@ def test_trial_search_is_none_without_anything_to_search_for(request_text: str) 
         ("add a column that flags RCTs", True, COLUMN),
         ("mark which trials enrol children", True, COLUMN),
         ("what do these say about bleeding?", False, SEARCH),
+        ("How many of the loaded articles are about breast cancer?", False, ANALYSE),
+        ("Which of these are RCTs?", False, ANALYSE),
         ("what do these say about bleeding?", True, ANALYSE),
         ("phase 3 melanoma trials that are recruiting", True, SEARCH),
         ("Give me an overview of the phases", True, ANALYSE),

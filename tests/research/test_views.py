@@ -366,8 +366,10 @@ def test_the_streamed_preview_never_shows_payload_text(logged_in, research_llm, 
         Reply(
             [
                 Text(
-                    "Phase 3 narrows this a lot. Try this search.\n"
-                    "TRIAL_SEARCH_SUGGESTION: " + json.dumps(TRIAL_SEARCH) + "\nIt keeps recruiting only."
+                    "Here is a phase 3 search. Try this search.\n"
+                    "TRIAL_SEARCH_SUGGESTION: "
+                    + json.dumps(TRIAL_SEARCH)
+                    + "\nAccept it to keep recruiting trials only."
                 )
             ]
         )
@@ -379,10 +381,10 @@ def test_the_streamed_preview_never_shows_payload_text(logged_in, research_llm, 
 
     events = parse_sse(b"".join(response.streaming_content).decode())
     preview = "".join(data["text"] for name, data in events if name == "delta")
-    assert preview == "Phase 3 narrows this a lot. Try this search.\n"
+    assert preview == "Here is a phase 3 search. Try this search.\n"
     done = lxml.html.fromstring(events[-1][1]["html"])
     assert done.cssselect(".chat-answer")[0].text_content().strip() == (
-        "Phase 3 narrows this a lot. Try this search.\nIt keeps recruiting only."
+        "Here is a phase 3 search. Try this search.\nAccept it to keep recruiting trials only."
     )
     assert len(done.cssselect("[data-payload-card=trial_search_suggestion]")) == 1
 

@@ -1,0 +1,86 @@
+"""The tray's confidence badge: chat's rule (`evidence.confidence.rate_confidence`) over the loaded rows.
+
+A count or list computed from the rows is rated by how it was computed (`ComputedBasis`). A reply
+in prose - quoted by the extractive composer or written by a language model - is rated like a chat
+answer: each row it cites is judged on whether it addresses the question's topic (half its concepts,
+in any wording, in its title, abstract or registry summary and MeSH terms), directly when it covers
+every concept and its record is complete; a systematic review, meta-analysis or guideline counts as
+a synthesis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chat.pipeline.judge import SYNTHESIS_TYPES
+from evidence.concepts import TextIndex
+from evidence.confidence import RED, ComputedBasis, Confidence, SourceVerdict, rate_confidence
+from evidence.sources import EvidenceSet
+from research.context import PageItem
+from research.row_topics import RowTopic
+
+
+@dataclass(frozen=True)
+class Badge:
+    """The rated badge and the trace line that explains it."""
+
+    confidence: Confidence
+    detail: str
+
+
+def row_verdicts(
+    *, topic: RowTopic, evidence: EvidenceSet, doc_ids: Sequence[str], items: Mapping[str, PageItem]
+) -> list[SourceVerdict]:
+    """Judge each cited row: does it address the question's topic, and is its record complete enough to say so."""
+    verdicts = []
+    for doc_id in dict.fromkeys(doc_ids):
+        chunks = evidence.chunks(doc_id)
+        if not chunks:
+            continue
+        first = chunks[0]
+        item = items.get(doc_id)
+        mesh = item.facets.get("mesh", ()) if item else ()
+        index = TextIndex(" . ".join([first.title, *(chunk.text for chunk in chunks), *mesh]))
+        missing = tuple(part.concept.label for part in topic.concepts if not index.covers(part.concept))
+        addresses = topic.addressed_by(index)
+        verdicts.append(
+            SourceVerdict(
+                doc_id=doc_id,
+                title=first.title or doc_id,
+                addresses=addresses,
+                direct=addresses and not missing and not (item and item.lacks),
+                synthesis=bool({kind.lower() for kind in first.publication_types} & SYNTHESIS_TYPES),
+                missing=missing,
+            )
+        )
+    return verdicts
+
+
+def rate_computed(basis: ComputedBasis, *, format_floor: str) -> Badge:
+    """Rate a count or list computed from the rows."""
+    rated = rate_confidence(cited=(), format_floor=format_floor or RED, abstained=False, computed=basis)
+    return Badge(rated, f"{rated.level}: {'; '.join(rated.reasons)}. Computed from the loaded rows")
+
+
+def rate_prose(
+    *,
+    verdicts: Sequence[SourceVerdict],
+    format_floor: str,
+    claims_shown: int,
+    claims_removed: int,
+    density: float,
+) -> Badge:
+    """Rate a reply in prose from the rows it cites and the statements that survived the support check."""
+    rated = rate_confidence(
+        cited=verdicts,
+        format_floor=format_floor or RED,
+        abstained=False,
+        claims_shown=claims_shown,
+        claims_removed=claims_removed,
+    )
+    return Badge(
+        rated,
+        f"{rated.level}: {'; '.join(rated.reasons)}. Citation format: density {density:.2f}, "
+        f"floor {format_floor or RED}",
+    )

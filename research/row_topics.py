@@ -1,0 +1,125 @@
+"""What a question about the loaded rows is about, and which rows are about it, whatever the wording.
+
+The topic is the question's clinical concepts (`evidence.concepts`: tag synonyms, the curated
+abbreviations and lay words, British / American spellings folded) once the words that only point
+at the rows ("loaded", "articles", "these") and the parts already read as filters (a phase, a
+status, a year) are set aside. A wording that names a tag brings the tag's synonyms and MeSH
+headings with it, so "BC" (a curated abbreviation for breast cancer) also finds "breast carcinoma"
+and the MeSH heading "Breast Neoplasms". A row is about the topic when its title, its abstract (a
+trial: its registry summary - conditions, interventions, status, phase) or its MeSH terms cover
+every concept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from evidence.concepts import Concept, Lexicon, TextIndex, form_of, question_concepts
+from evidence.pico import extract_pico_rules
+from evidence.text import stem
+from evidence.vocabulary import Vocabulary
+from research.context import PageItem
+
+# Words that point at the rows or at how they are asked about, never at what they are about.
+_ROW_WORDS = """
+    loaded load shown show article articles paper papers row rows record records result results item items entry
+    entries publication publications abstract abstracts trial trials study studies list table page these those
+    them ones one there mention mentions mentioned mentioning about discuss discusses discussed report reports
+    reported focus focuses focused include includes included involve involves involved concern concerns concerned
+    address addresses addressed look looks looked examine examines examined investigate investigates investigated
+    test tests tested study studies studied studying
+    evaluate evaluates evaluated enrol enrols enrolled enroll enrolls cover covers covered
+    registered describe describes described consider considers considered deal deals dealt talk talks relate
+    relates many number count how which are any all total
+    phase phases status statuses type types kind kinds design designs journal journals year years dated published
+    publish sponsor sponsors sponsored group groups column columns yes no unclear answer answered
+    search searches searched next tell give explain suggest say says
+"""
+ROW_WORDS = frozenset(stem(word) for word in _ROW_WORDS.split())
+# A row addresses a question in prose when it covers at least this share of the topic's concepts.
+ADDRESSES_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class TopicConcept:
+    """One concept of the topic with the wordings a reader recognises (for saying how rows were matched)."""
+
+    concept: Concept
+    wordings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RowTopic:
+    """The clinical topic a question about the rows names: every concept must be covered."""
+
+    concepts: tuple[TopicConcept, ...]
+
+    @property
+    def label(self) -> str:
+        return " and ".join(part.concept.label for part in self.concepts)
+
+    def covered_by(self, index: TextIndex) -> bool:
+        return all(index.covers(part.concept) for part in self.concepts)
+
+    def coverage(self, index: TextIndex) -> float:
+        """Return the share of the topic's concepts the text covers."""
+        if not self.concepts:
+            return 0.0
+        return sum(1 for part in self.concepts if index.covers(part.concept)) / len(self.concepts)
+
+    def addressed_by(self, index: TextIndex) -> bool:
+        """Return True when the text covers enough of the topic to answer from (any text, for no topic)."""
+        return not self.concepts or self.coverage(index) >= ADDRESSES_SHARE
+
+    def how_matched(self) -> str:
+        """Return the wordings each concept was matched by, for the answer's "how" line."""
+        described = []
+        for part in self.concepts:
+            others = [w for w in part.wordings if w.lower() != part.concept.label.lower()]
+            described.append(f'"{part.concept.label}"' + (f" ({', '.join(others)})" if others else ""))
+        return " and ".join(described)
+
+
+def row_index(item: PageItem) -> TextIndex:
+    """Return the text a row is matched on: title, abstract or registry summary, MeSH terms."""
+    return TextIndex(" . ".join([item.title or "", item.source.text or "", *item.facets.get("mesh", ())]))
+
+
+def row_topic(
+    question: str, *, vocabulary: Vocabulary, lexicon: Lexicon, taken: Sequence[tuple[int, int]] = ()
+) -> RowTopic:
+    """Return the topic of a question about the rows; `taken` spans (read as filters) are left out."""
+    text = question
+    for start, end in taken:
+        text = text[:start] + " " * (end - start) + text[end:]
+    pico = extract_pico_rules(text, vocabulary=vocabulary)
+    # A tag concept is labelled as the question words it ("lung cancer", not the tag's "non-small cell lung cancer").
+    written = {match.code: match.text for match in vocabulary.matches(text)}
+    parts = []
+    for concept in question_concepts(text, vocabulary=vocabulary, pico=pico, lexicon=lexicon):
+        if all(set(form) <= ROW_WORDS for form in concept.forms[:1]):
+            continue
+        if concept.code in written and concept.label == vocabulary.label(concept.code):
+            concept = replace(concept, label=written[concept.code])
+        parts.append(_with_tag_wordings(concept, vocabulary=vocabulary, lexicon=lexicon))
+    return RowTopic(tuple(parts))
+
+
+def _with_tag_wordings(concept: Concept, *, vocabulary: Vocabulary, lexicon: Lexicon) -> TopicConcept:
+    """Return the concept with the synonyms and MeSH headings of every tag one of its wordings names."""
+    wordings = [concept.label]
+    own = vocabulary.terms.get(concept.code) if concept.code else None
+    if own is not None:
+        wordings += [own.label, *own.synonyms]
+    wordings += lexicon.wording.get(concept.label, ()) or lexicon.wording.get(concept.label.lower(), ())
+    codes = [concept.code] if concept.code else []
+    for wording in list(wordings):
+        codes += [match.code for match in vocabulary.matches(wording)]
+    for code in dict.fromkeys(codes):
+        term = vocabulary.terms.get(code)
+        if term is not None:
+            wordings += [term.label, *term.synonyms, *term.mesh_terms]
+    unique = tuple(dict.fromkeys(w for w in wordings if w))
+    forms = tuple(dict.fromkeys([*concept.forms, *(f for w in unique for f in lexicon.expand(form_of(w)) if f)]))
+    return TopicConcept(replace(concept, forms=forms), unique)

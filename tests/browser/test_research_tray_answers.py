@@ -1,0 +1,51 @@
+"""A question about TrialScout's loaded rows, in Chromium: the answer is a list naming the rows, with a badge that
+says whether the rows answer it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_research_trialscout import browser, logged_in_page, researcher, session_cookie  # noqa: F401
+from tests.research.conftest import MELANOMA_NCTS, melanoma_search  # noqa: F401  (fixtures)
+from tests.trials.conftest import _ctgov_server, _no_real_ctgov, ctgov, ctgov_dir, recording  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def ask(page, question: str, turn: int):
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Ask", exact=True).click()
+    answer = page.locator("#tray-thread .tray-turn article.chat-turn.assistant").nth(turn)
+    answer.wait_for()
+    return answer
+
+
+def test_a_count_question_is_answered_as_a_list_of_the_rows_with_its_badge(
+    live_server,
+    session_cookie,  # noqa: F811
+    melanoma_search,  # noqa: F811
+    browser,  # noqa: F811
+) -> None:
+    page = logged_in_page(browser, live_server, session_cookie)
+    page.goto(f"{live_server.url}/trialscout/?condition=melanoma&status=RECRUITING")
+
+    answer = ask(page, "How many of these trials are recruiting?", 0)
+
+    assert answer.locator(".chat-answer p").first.inner_text() == "3 of the 3 loaded trials match Recruiting:"
+    items = answer.locator(".chat-answer ul li")
+    assert items.count() == 3
+    assert not any(text.startswith("- ") for text in items.all_inner_texts())
+    assert answer.locator(".chat-answer a.row-id").all_inner_texts() == MELANOMA_NCTS
+    assert answer.locator(".chat-answer a.row-id").first.get_attribute("href") == (
+        f"https://clinicaltrials.gov/study/{MELANOMA_NCTS[0]}"
+    )
+    assert answer.locator(".badge.green").inner_text() == "Confidence: GREEN"
+    assert answer.locator(".chat-confidence-reasons").inner_text() == (
+        "Why GREEN: computed from all 3 loaded trials; the 3 that address the question are cited."
+    )
+
+    refused = ask(page, "Which of these are RCTs?", 1)
+
+    assert refused.locator(".badge.red").inner_text() == "Confidence: RED"
+    assert refused.locator(".chat-answer").inner_text().startswith("None of the 3 loaded trials records a publication")
+    assert refused.locator(".chat-answer ul").count() == 0
