@@ -222,10 +222,12 @@ def _upsert_write(plan: _UpsertPlan, vectors: _Vectors, *, source: str) -> Upser
             update_fields=_ABSTRACT_FIELDS,
             batch_size=500,
         )
-        replaced = [pmid for pmid in plan.changed if pmid in plan.existing]
-        if replaced:
+        # Every changed PMID, not only those the plan saw stored: the plan was read outside this
+        # transaction, and another writer may have stored the same new PMID since. The upsert above
+        # holds the abstract rows' locks (in PMID order), so after this delete the chunks are ours alone.
+        if plan.changed:
             with connection.cursor() as cursor:
-                cursor.execute("DELETE FROM pubmed_abstractchunk WHERE abstract_id = ANY(%s)", [replaced])
+                cursor.execute("DELETE FROM pubmed_abstractchunk WHERE abstract_id = ANY(%s)", [plan.changed])
         rows = []
         for pmid in plan.changed:
             title = plan.records[pmid].title

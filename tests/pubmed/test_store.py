@@ -178,6 +178,22 @@ def test_a_failed_batch_stores_nothing_and_keeps_the_batches_before_it(
     assert set(AbstractChunk.objects.values_list("abstract_id", flat=True)) == {"22663011"}
 
 
+def test_a_new_pmid_stored_by_another_writer_after_planning_is_replaced_not_duplicated(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    from pubmed.services.store import _plan_vectors, _upsert_plan, _upsert_write
+
+    record = next(iter(recorded_records.values()))
+    revised = dataclasses.replace(record, title=record.title + " (revised)")
+    plan = _upsert_plan(records=[revised], embed=True)  # planned while the PMID is not stored yet
+    abstracts_upsert(records=[record], embed=True)  # another writer stores it in the meantime
+    _upsert_write(plan, _plan_vectors(plan), source="efetch")
+    chunks = AbstractChunk.objects.filter(abstract_id=record.pmid)
+    assert Abstract.objects.get(pmid=record.pmid).title == revised.title
+    assert sorted(chunks.values_list("ordinal", flat=True)) == list(range(len(plan.new_chunks[record.pmid])))
+    assert set(chunks.values_list("title", flat=True)) == {revised.title}
+
+
 def test_sentence_splitting_keeps_abbreviations() -> None:
     text = "Smith et al. found a 5% drop vs. placebo. Results were e.g. robust (P<0.05). A second sentence."
     assert split_sentences(text) == [
