@@ -292,8 +292,8 @@ def candidates(run: AnswerRun, admitted: set[str]) -> list[Candidate]:
         is_review = bool({value.lower() for value in first.publication_types} & REVIEW_TYPES)
         # The judge found the question's concepts in the abstract by any of their wordings ("PE" for
         # pulmonary embolism); the tag ranking must not then exclude it for lacking the tag's own words.
-        index = TextIndex(text)
-        covered = {concept.code: concept.role for concept in run.concepts if concept.code and index.covers(concept)}
+        missing = set(run.judgements[doc_id].missing)
+        covered = {c.code: c.role for c in run.concepts if c.code and c.label not in missing}
         found.append(
             Candidate(
                 key=doc_id,
