@@ -10,7 +10,6 @@ question is stored first, an assistant message always); the same SSE events serv
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
@@ -20,7 +19,7 @@ from chat.answer_settings import AnswerSettings, answer_settings
 from chat.generation import Trace, generation_events
 from chat.models import Conversation, Message
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
-from chat.pipeline.support import META, ClaimRecord, SupportChecker
+from chat.pipeline.support import ClaimRecord, SupportChecker
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
@@ -64,13 +63,6 @@ EXAMPLES = {
     "pubmed_query_suggestion": '"RCTs of apixaban in atrial fibrillation with CKD since 2019"',
     "trial_search_suggestion": '"phase 3 NSCLC trials that are recruiting"',
 }
-# Statements about the reply or the page ("Accept it to run the search"), not claims about the evidence.
-NOT_CLAIMS = re.compile(
-    rf"(?:{META.pattern})|^\W*(?:accept|dismiss|run|add|ask|load|open|click|press|try|here (?:is|are)|"
-    r"i (?:can|could|would|will|have|built|suggest|recommend)|you (?:can|could|may|might)|"
-    r"(?:this|the) (?:search|query|column|suggestion)s?\b)",
-    re.IGNORECASE,
-)
 NO_CITATION_NOTICE = "This reply cites none of the loaded rows; treat statements about particular studies with care."
 
 
@@ -200,7 +192,6 @@ def _checker(evidence: EvidenceSet, settings: AnswerSettings) -> SupportChecker:
         evidence,
         threshold=settings.claim_support_threshold,
         known_names=list(Abbreviation.objects.values_list("term", flat=True)),
-        not_claims=NOT_CLAIMS,
     )
 
 

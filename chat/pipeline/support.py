@@ -26,9 +26,13 @@ from pubmed.embeddings import embed_cached
 logger = structlog.get_logger("medcite.citations")
 
 # Statements about the evidence itself, written by the composer: not claims about patients.
+# Statements about the answer or the page, not about patients: the answer's own framing, and the
+# research trays' page actions ("Accept it to run the search", "The column is added below").
 META = re.compile(
     r"^\W*(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
-    r"i could not find|neither the curated|what the evidence does not cover)",
+    r"i could not find|neither the curated|what the evidence does not cover|"
+    r"accept |dismiss |(?:here (?:is|are)|try|run)\b[^.]*\b(?:search|query|suggestion|column)|"
+    r"(?:this|the) (?:search|query|column|suggestion)s?\b)",
     re.IGNORECASE,
 )
 NAME_REMOVED = "named study without a verified identifier"
@@ -63,13 +67,10 @@ class SupportChecker:
         *,
         threshold: float,
         known_names: Sequence[str] = (),
-        not_claims: re.Pattern[str] = META,
     ) -> None:
-        """`not_claims` matches the statements that are about the answer or the page, not about patients."""
         self.evidence = evidence
         self.threshold = threshold
         self.known_names = list(known_names)
-        self.not_claims = not_claims
         self.cache = PassageCache()
 
     def passages(self, doc_ids: Sequence[str]) -> list[EvidenceSource]:
@@ -147,7 +148,7 @@ class SupportChecker:
         removals: list[dict[str, str]] = []
         records: list[ClaimRecord] = []
         for claim in reversed(split_claims(text)):
-            if self.not_claims.match(claim.plain) or claim.dangling:
+            if META.match(claim.plain) or claim.dangling:
                 continue
             record = self.judge(claim)
             records.append(record)
@@ -183,7 +184,7 @@ class SupportChecker:
         for start, end, _ in reversed(self.unverified_names(segment)):
             segment = segment[:start] + segment[end:]
         for claim in reversed(split_claims(segment)):
-            if self.not_claims.match(claim.plain) or claim.dangling:
+            if META.match(claim.plain) or claim.dangling:
                 continue
             record = self.judge(claim)
             if not record.supported or record.repaired:
