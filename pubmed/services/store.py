@@ -122,6 +122,7 @@ class _UpsertPlan:
     unchanged: list[str]
     stale: list[AbstractChunk]
     embed: bool
+    seen: dict[str, str] = field(default_factory=dict)  # content hashes the plan was made against
     keys: list[tuple[str, int]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
 
@@ -155,7 +156,7 @@ def _upsert_plan(
     unchanged = [pmid for pmid in pmids if pmid in stored and pmid not in new_chunks]
     plan = _UpsertPlan(
         records=unique, pmids=pmids, digests=digests, existing=set(stored), changed=changed, new_chunks=new_chunks,
-        unchanged=unchanged, stale=[], embed=embed,
+        unchanged=unchanged, stale=[], embed=embed, seen=stored,
     )
     if not embed or not pmids:
         return plan
@@ -210,9 +211,51 @@ def _chunks_copy(rows: list[tuple[str, int, str, str, str, str | None, str, int 
             copy.write_row(row)
 
 
+def _take_over(plan: _UpsertPlan, vectors: _Vectors, pmids: list[str]) -> _Vectors:
+    """Move `pmids` from unchanged to changed: chunk them and (if the plan embeds) embed them now.
+
+    Rare (another writer changed these records between planning and writing), so embedding under
+    the row locks is acceptable here.
+    """
+    taken = set(pmids)
+    plan.unchanged = [pmid for pmid in plan.unchanged if pmid not in taken]
+    plan.stale = [chunk for chunk in plan.stale if chunk.abstract_id not in taken]
+    plan.changed = sorted({*plan.changed, *taken})
+    extra = _UpsertPlan(
+        records=plan.records, pmids=pmids, digests=plan.digests, existing=set(pmids), changed=pmids,
+        new_chunks={}, unchanged=[], stale=[], embed=plan.embed,
+    )
+    for pmid in pmids:
+        record = plan.records[pmid]
+        plan.new_chunks[pmid] = chunk_abstract(title=record.title, sections=record.sections, abstract=record.abstract)
+        for chunk in plan.new_chunks[pmid]:
+            extra.keys.append((pmid, chunk.ordinal))
+            extra.texts.append(embedding_text(title=record.title, chunk_text=chunk.text))
+    if not plan.embed:
+        return vectors
+    added = _plan_vectors(extra)
+    return _Vectors(
+        by_chunk={**vectors.by_chunk, **added.by_chunk},
+        model_name=vectors.model_name or added.model_name,
+        dimension=vectors.dimension or added.dimension,
+    )
+
+
 def _upsert_write(plan: _UpsertPlan, vectors: _Vectors, *, source: str) -> UpsertResult:
     """Write the plan's abstracts and chunks in one transaction; a failure stores nothing."""
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            # The plan was made outside this transaction: lock the stored rows (in PMID order, like the
+            # upsert below) and take over any record another writer changed since, so an "unchanged"
+            # record never keeps chunks of the other writer's text under its own.
+            cursor.execute(
+                "SELECT pmid, content_hash FROM pubmed_abstract WHERE pmid = ANY(%s) ORDER BY pmid FOR UPDATE",
+                [plan.pmids],
+            )
+            locked = dict(cursor.fetchall())
+        drifted = [pmid for pmid in plan.unchanged if locked.get(pmid) != plan.seen.get(pmid)]
+        if drifted:
+            vectors = _take_over(plan, vectors, drifted)
         if vectors.dimension:
             vector_index_ensure(dimension=vectors.dimension)
         Abstract.objects.bulk_create(

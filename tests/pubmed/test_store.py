@@ -194,6 +194,25 @@ def test_a_new_pmid_stored_by_another_writer_after_planning_is_replaced_not_dupl
     assert set(chunks.values_list("title", flat=True)) == {revised.title}
 
 
+def test_an_unchanged_record_another_writer_revised_after_planning_gets_its_own_chunks_back(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    from pubmed.services.store import _plan_vectors, _upsert_plan, _upsert_write
+
+    record = next(iter(recorded_records.values()))
+    abstracts_upsert(records=[record], embed=True)
+    plan = _upsert_plan(records=[record], embed=True)  # unchanged: nothing to chunk or embed
+    assert plan.unchanged == [record.pmid] and not plan.texts
+    revised = dataclasses.replace(record, title=record.title + " (revised)")
+    abstracts_upsert(records=[revised], embed=True)  # another writer, in between
+    result = _upsert_write(plan, _plan_vectors(plan), source="efetch")
+    chunks = AbstractChunk.objects.filter(abstract_id=record.pmid)
+    assert Abstract.objects.get(pmid=record.pmid).title == record.title
+    assert set(chunks.values_list("title", flat=True)) == {record.title}
+    assert not chunks.filter(embedding__isnull=True).exists()
+    assert (result.updated, result.unchanged) == (1, 0)
+
+
 def test_sentence_splitting_keeps_abbreviations() -> None:
     text = "Smith et al. found a 5% drop vs. placebo. Results were e.g. robust (P<0.05). A second sentence."
     assert split_sentences(text) == [
