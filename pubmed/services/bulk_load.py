@@ -1,7 +1,8 @@
 """Load record files of any size into the store, streamed, in batches, resumable after a kill or a crash.
 
 One file is one `RecordFileLoad` (keyed by the file's sha256). Records are upserted in batches through
-`abstracts_upsert`; after each batch the load's `position` (entries of the file stored) is saved. A load
+`abstracts_upsert_batches` (the next batch is parsed and embedded while the previous one is written);
+after each batch the load's `position` (entries of the file stored) is saved. A load
 that stopped - killed, crashed, or refused at a broken record - continues after `position` when the file
 is loaded again. Should the process die between a batch's commit and saving `position`, that batch is
 upserted again on resume: its records are unchanged, so they are neither duplicated nor embedded again.
@@ -31,7 +32,8 @@ from django.utils import timezone
 
 from pubmed.models import Abstract, AbstractSource, RecordFileLoad, RecordFileLoadStatus
 from pubmed.parsers import AbstractRecord, PubmedParseError, RecordFile
-from pubmed.services.store import UpsertResult, abstracts_upsert
+from pubmed.parsers.records import RecordEntry
+from pubmed.services.store import abstracts_upsert_batches
 
 logger = structlog.get_logger(__name__)
 
@@ -123,13 +125,53 @@ def _start(*, path: Path, sha256: str, size: int, restart: bool) -> RecordFileLo
     return load
 
 
-def _store(load: RecordFileLoad, batch: list[AbstractRecord], *, position: int, embed: bool) -> None:
-    result = abstracts_upsert(records=batch, embed=embed, source=SOURCES[load.kind]) if batch else UpsertResult()
-    _advance(load, position=position, records=len(batch), created=result.created, updated=result.updated,
-             unchanged=result.unchanged, embedded=result.embedded)
-    # With DEBUG on, Django keeps the text of every query (up to 9,000 of them, each batch's INSERTs carrying
-    # all its rows): memory would grow with the file instead of staying flat.
-    reset_queries()
+def _batches(
+    entries: Iterator[RecordEntry], *, size: int, stored: list[tuple[int, int]], stop: list[RecordEntry | Exception]
+) -> Iterator[list[AbstractRecord]]:
+    """Yield batches of records up to the next deletion or broken record, which is left in `stop`.
+
+    For each batch, (position of its last entry, its record count) is appended to `stored`, for the caller
+    to save as each batch is written. A broken record ends the batches normally, so the batch in flight is
+    still written before the caller reports the error.
+    """
+    batch: list[AbstractRecord] = []
+    position = 0
+    try:
+        for entry in entries:
+            if entry.record is None:
+                stop.append(entry)
+                break
+            batch.append(entry.record)
+            position = entry.position
+            if len(batch) >= size:
+                stored.append((position, len(batch)))
+                yield batch
+                batch = []
+    except PubmedParseError as exc:
+        stop.append(exc)
+    if batch:
+        stored.append((position, len(batch)))
+        yield batch
+
+
+def _store_until_stop(
+    load: RecordFileLoad, entries: Iterator[RecordEntry], *, size: int, embed: bool,
+    opened: RecordFile, progress: LoadProgress | None,
+) -> RecordEntry | Exception | None:
+    """Store the records up to the next deletion or broken record; return that (None at the end of the file)."""
+    stored: list[tuple[int, int]] = []
+    stop: list[RecordEntry | Exception] = []
+    batches = _batches(entries, size=size, stored=stored, stop=stop)
+    for result in abstracts_upsert_batches(batches=batches, embed=embed, source=SOURCES[load.kind]):
+        position, records = stored.pop(0)
+        _advance(load, position=position, records=records, created=result.created, updated=result.updated,
+                 unchanged=result.unchanged, embedded=result.embedded)
+        # With DEBUG on, Django keeps the text of every query (up to 9,000 of them, each batch's COPY carrying
+        # all its rows): memory would grow with the file instead of staying flat.
+        reset_queries()
+        if progress and stored:  # the last batch of the file is reported by the caller, at 100% read
+            progress(load, opened.bytes_read(), opened.size)
+    return stop[0] if stop else None
 
 
 def _advance(load: RecordFileLoad, *, position: int, **counts: int) -> None:
@@ -169,30 +211,17 @@ def record_file_load(
         before = {name: getattr(load, name) for name in COUNTS}
         if resume_after:
             logger.info("record_file_resumed", path=str(path), after_entry=resume_after)
-        batch: list[AbstractRecord] = []
-        position = resume_after
+        entries = (entry for entry in opened.entries() if entry.position > resume_after)
         try:
-            for entry in opened.entries():
-                if entry.position <= resume_after:
-                    continue
-                if entry.record is not None:
-                    batch.append(entry.record)
-                    position = entry.position
-                    if len(batch) >= batch_size:
-                        _store(load, batch, position=position, embed=embed)
-                        batch = []
-                        if progress:
-                            progress(load, opened.bytes_read(), opened.size)
-                else:
-                    _store(load, batch, position=position, embed=embed)
-                    batch = []
-                    position = entry.position
-                    _delete_listed(load, entry.deleted_pmids, position=position)
-            _store(load, batch, position=position, embed=embed)
-        except PubmedParseError as exc:
-            _store(load, batch, position=position, embed=embed)  # everything before the broken record is kept
-            _finish(load, status=RecordFileLoadStatus.FAILED, error=str(exc))
-            raise RecordFileLoadFailed(str(exc), run=_run_of(load, before)) from exc
+            while (stop := _store_until_stop(
+                load, entries, size=batch_size, embed=embed, opened=opened, progress=progress
+            )) is not None:
+                if isinstance(stop, Exception):  # everything before the broken record is stored
+                    _finish(load, status=RecordFileLoadStatus.FAILED, error=str(stop))
+                    raise RecordFileLoadFailed(str(stop), run=_run_of(load, before)) from stop
+                _delete_listed(load, stop.deleted_pmids, position=stop.position)
+        except RecordFileLoadFailed:
+            raise
         except BaseException as exc:
             _finish(load, status=RecordFileLoadStatus.RUNNING, error=f"interrupted: {type(exc).__name__}: {exc}")
             raise

@@ -349,12 +349,14 @@ def abstracts_upsert_batches(
                     continue
                 vectors = executor.submit(_plan_vectors, plan)
                 if in_flight is not None:
-                    yield _upsert_write(in_flight[0], in_flight[1].result(), source=source)
+                    result = _upsert_write(in_flight[0], in_flight[1].result(), source=source)
                     changed = changed or bool(in_flight[0].changed)
+                    yield result
                 in_flight = (plan, vectors)
             if in_flight is not None:
-                yield _upsert_write(in_flight[0], in_flight[1].result(), source=source)
+                result = _upsert_write(in_flight[0], in_flight[1].result(), source=source)
                 changed = changed or bool(in_flight[0].changed)
+                yield result
     finally:
         if changed:
             lexeme_stats_refresh_if_stale()
