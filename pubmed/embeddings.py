@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import warnings
@@ -260,9 +261,10 @@ def onnx_model_path(spec: EmbeddingModelSpec, *, quantise: bool, cache_dir: Path
     return final
 
 
-# Most tokens (rows times padded width) in one ONNX Runtime call. Activations of a smaller batch stay
-# in the CPU caches: on the 2-core machine 16 passages of ~160 tokens ran ~15 % more passages per
-# CPU-second than 64 (benchmarks/README.md).
+# Most tokens (rows times padded width) in one ONNX Runtime call on the CPU. Activations of a smaller
+# batch stay in the CPU caches: on the 2-core machine 16 passages of ~160 tokens ran ~15 % more
+# passages per CPU-second than 64 (benchmarks/README.md). A GPU wants its batches as large as
+# EMBEDDING_BATCH_SIZE allows, so there the budget does not apply.
 BATCH_TOKEN_BUDGET = 2560
 
 
@@ -323,6 +325,7 @@ class OnnxEmbedder:
                 "CUDA 12 / cuDNN 9 libraries are missing; the log above says which). Fix the GPU set-up, or set "
                 "EMBEDDING_DEVICE=cpu to embed on the CPU."
             )
+        self.token_budget = BATCH_TOKEN_BUDGET if device == "cpu" else sys.maxsize
         self.input_names = {node.name for node in self.session.get_inputs()}
         self.pad_id = self.tokenizer.token_to_id("[PAD]") or self.tokenizer.token_to_id("<pad>") or 0
 
@@ -332,7 +335,8 @@ class OnnxEmbedder:
         prepared = [text.lower() for text in texts] if self.spec.do_lower_case else list(texts)
         encodings = self.tokenizer.encode_batch(prepared)
         output = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
-        for batch in _length_batches([len(encoding.ids) for encoding in encodings], max_rows=self.batch_size):
+        lengths = [len(encoding.ids) for encoding in encodings]
+        for batch in _length_batches(lengths, max_rows=self.batch_size, max_tokens=self.token_budget):
             width = max(len(encodings[i].ids) for i in batch)
             ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
