@@ -1,8 +1,9 @@
 """Server-sent events for a reply: the same stream serves the chat page and the API.
 
-Events: `meta` (question stored), `status` (pipeline step), `delta` (scrubbed text; with `html`, the
-preview's complete lines rendered by the answer renderer whenever they change, and `tail`, the line
-still being written), `reset` (discard the preview), `done` (the stored, verified answer), `error`.
+Events: `meta` (question stored), `status` (pipeline step), `delta` (scrubbed text; on the pages also
+`html`, the paragraphs completed by this delta rendered by the answer renderer, to append to the
+preview, and `tail`, the paragraph still being written), `reset` (discard the preview), `done` (the
+stored, verified answer), `error`.
 A synchronous iterator is served as is under WSGI (runserver, gunicorn sync) and is stepped through
 `sync_to_async` under ASGI, so the answer streams in both and never pins an event-loop thread.
 """
@@ -41,21 +42,24 @@ def wants_stream(request: HttpRequest) -> bool:
 
 
 class Preview:
-    """The streamed preview so far: complete lines are rendered like the answer, the last line is text."""
+    """The streamed preview so far: completed paragraphs are rendered like the answer, the last one is text."""
 
     def __init__(self) -> None:
         self.text = ""
         self.rendered_upto = 0
 
     def add(self, delta: str) -> dict[str, str]:
-        """Return the `delta` event's preview fields: `html` when a line was completed, and `tail`."""
+        """Return the `delta` event's preview fields: `html` of the paragraphs it completed, and `tail`.
+
+        Each paragraph (Markdown block) is rendered once, when the blank line after it arrives, so a
+        token-by-token stream costs one rendering per paragraph, not one per token or per line.
+        """
         self.text += delta
-        complete = self.text.rfind("\n") + 1
+        complete = self.text.rfind("\n\n") + 2 if "\n\n" in self.text[self.rendered_upto :] else self.rendered_upto
         fields = {"tail": self.text[complete:]}
         if complete > self.rendered_upto:
-            # Rendering only on a new line keeps a token-by-token stream from re-rendering every token.
+            fields["html"] = str(render_preview_html(self.text[self.rendered_upto : complete]))
             self.rendered_upto = complete
-            fields["html"] = str(render_preview_html(self.text[:complete]))
         return fields
 
 
@@ -64,10 +68,14 @@ def reply_stream(
     *,
     meta: Callable[[QuestionSaved], dict[str, Any]],
     done: Callable[[AnswerSaved], dict[str, Any]],
+    preview: bool = False,
 ) -> Iterator[bytes]:
-    """Turn reply events into SSE bytes; `meta` and `done` build the payloads of those two events."""
+    """Turn reply events into SSE bytes; `meta` and `done` build the payloads of those two events.
+
+    With `preview` (the pages), each delta also carries the rendered preview fields (`Preview.add`).
+    """
     yield b": stream open\n\n"
-    preview = Preview()
+    rendered = Preview() if preview else None
     try:
         for event in events:
             if isinstance(event, QuestionSaved):
@@ -75,9 +83,9 @@ def reply_stream(
             elif isinstance(event, StatusEvent):
                 yield sse("status", {"step": event.step, "message": event.message})
             elif isinstance(event, DeltaEvent):
-                yield sse("delta", {"text": event.text, **preview.add(event.text)})
+                yield sse("delta", {"text": event.text, **(rendered.add(event.text) if rendered else {})})
             elif isinstance(event, ResetEvent):
-                preview = Preview()
+                rendered = Preview() if preview else None
                 yield sse("reset", {"reason": event.reason})
             elif isinstance(event, AnswerSaved):
                 yield sse("done", done(event))

@@ -79,7 +79,7 @@ def _reply(request: HttpRequest, conversation: Conversation, question: str) -> H
                 "html": html,
             }
 
-        return event_stream_response(request, reply_stream(events, meta=meta, done=done))
+        return event_stream_response(request, reply_stream(events, meta=meta, done=done, preview=True))
     answer = conversation_reply(conversation=conversation, text=question)
     return redirect(f"{url}#message-{answer.pk}")
 

@@ -154,8 +154,7 @@ def _rules_reply(
             badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
             detail = "Extractive answer from the loaded rows"
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
-    for line in verified["text"].splitlines(keepends=True):
-        yield DeltaEvent(line)
+    yield DeltaEvent(verified["text"])  # composed at once: one delta, one preview rendering
     return Reply(
         content=verified["text"],
         extras={

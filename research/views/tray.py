@@ -109,7 +109,7 @@ def tray_ask(request: HttpRequest, page: str) -> HttpResponseBase:
             )
             return {"message_id": event.message.pk, "html": html, "payloads": event.message.extras.get("payloads", [])}
 
-        return event_stream_response(request, reply_stream(events, meta=meta, done=done))
+        return event_stream_response(request, reply_stream(events, meta=meta, done=done, preview=True))
     answer = tray_reply(conversation=conversation, page=research_page, state=state, text=question, user=request.user)
     return redirect(page_url(page=research_page.name, state=state, anchor=f"message-{answer.pk}"))
 

@@ -101,9 +101,9 @@
       } else if (item.name === "status") {
         progress.textContent = data.message + "…";
       } else if (item.name === "delta") {
-        if (typeof data.html === "string") { previewLines.innerHTML = data.html; }  // sanitised by the server
-        if (typeof data.tail === "string") { previewTail.textContent = data.tail; }
-        else { previewTail.textContent += data.text; }
+        // Completed paragraphs, rendered and sanitised by the server, are appended once each.
+        if (typeof data.html === "string") { previewLines.insertAdjacentHTML("beforeend", data.html); }
+        previewTail.textContent = data.tail;
       } else if (item.name === "reset") {
         previewLines.innerHTML = "";
         previewTail.textContent = "";

@@ -51,15 +51,13 @@ def test_the_streamed_preview_renders_lists_and_leaves_markers_unlinked() -> Non
     assert html == "<p>3 of the 3 loaded trials match Recruiting:</p>\n<ul>\n<li>Exercise in melanoma [1]</li>\n</ul>"
 
 
-def test_the_preview_renders_complete_lines_only_when_a_line_is_completed() -> None:
+def test_the_preview_renders_each_paragraph_once_when_it_is_completed() -> None:
     preview = Preview()
 
-    assert preview.add("Found 2:\n- first") == {
-        "tail": "- first",
-        "html": "<p>Found 2:</p>",
-    }
-    assert preview.add(" row") == {"tail": "- first row"}
-    assert preview.add("\n- second\n") == {
-        "tail": "",
+    assert preview.add("Found 2:\n- first") == {"tail": "Found 2:\n- first"}
+    assert preview.add(" row\n- second\n\nBoth") == {
+        "tail": "Both",
         "html": "<p>Found 2:</p>\n<ul>\n<li>first row</li>\n<li>second</li>\n</ul>",
     }
+    assert preview.add(" agree.") == {"tail": "Both agree."}
+    assert preview.add("\n\n") == {"tail": "", "html": "<p>Both agree.</p>"}
