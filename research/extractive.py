@@ -274,14 +274,15 @@ def _filtered(filters: Sequence[_Filter], context: PageContext, *, topic: RowTop
             )
     rules = [*filters, *([_topic_filter(topic)] if topic is not None else [])]
     matching = [item for item in items if all(rule.test(item) for rule in rules)]
+    matched = {item.item_id for item in matching}
     described = " and ".join(rule.label for rule in rules)
     gaps: list[str] = []
     for rule in filters:
-        unknown = sum(1 for item in items if item not in matching and not rule.known(item))
+        unknown = sum(1 for item in items if item.item_id not in matched and not rule.known(item))
         if unknown:
-            gaps.append(f"{unknown} of the {total} {'records' if unknown == 1 else 'record'} no {_bare(rule.needs)}")
+            gaps.append(f"{unknown} of the {total} {'has' if unknown == 1 else 'have'} no {_bare(rule.needs)}")
     if topic is not None:
-        unread = [item for item in items if item not in matching and item.lacks]
+        unread = [item for item in items if item.item_id not in matched and item.lacks]
         if unread:
             lacking = sorted({part for item in unread for part in item.lacks})
             gaps.append(

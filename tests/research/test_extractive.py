@@ -237,6 +237,14 @@ def test_a_count_that_could_not_read_every_abstract_says_so_and_is_partial() -> 
     assert rated.level == YELLOW
 
 
+def test_a_count_over_rows_without_the_asked_field_says_how_many_lack_it() -> None:
+    unknown = StudySummaryFactory.build(nct_id="NCT01000005", brief_title="Statins in Melanoma", overall_status="")
+    answer = ask("How many trials are recruiting?", trialscout([*TRIALS, unknown]))
+
+    assert answer.text.split("\n\n")[-1] == "Not checked: 1 of the 5 loaded trials has no recruitment status."
+    assert answer.basis is not None and answer.basis.gaps
+
+
 def test_a_count_of_some_of_the_search_results_says_only_the_loaded_rows_were_read() -> None:
     answer = ask("How many trials are recruiting?", trialscout(total=480))
 
