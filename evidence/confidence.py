@@ -11,12 +11,6 @@
 
 The citation-format rating (cited documents and citation density) stays as a floor: an answer
 with no valid citation is never above RED, whatever the evidence.
-
-A count or list computed from a research page's loaded rows (`ComputedBasis`) is rated by the same
-promise: GREEN when it is complete and computed from the rows that address the question, YELLOW
-when part of it could not be checked (rows without an abstract, rows not loaded), RED when it could
-not be answered from the rows or no row addresses the question. Each listed row carries its own
-citation, so of the format floor only "no valid citation, never above RED" applies to it.
 """
 
 from __future__ import annotations
@@ -43,17 +37,6 @@ class SourceVerdict:
 
 
 @dataclass(frozen=True)
-class ComputedBasis:
-    """How a count or list was computed from loaded rows: over how many, matching how many, what is unchecked."""
-
-    rows: int
-    matched: int
-    answered: bool = True
-    gaps: tuple[str, ...] = ()
-    described: str = "rows"
-
-
-@dataclass(frozen=True)
 class Confidence:
     level: str
     reasons: list[str]
@@ -67,16 +50,10 @@ def rate_confidence(
     claims_shown: int = 0,
     claims_removed: int = 0,
     unstated: Sequence[str] = (),
-    computed: ComputedBasis | None = None,
 ) -> Confidence:
-    """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it.
-
-    With `computed`, the answer is a count or list over loaded rows and `cited` is ignored.
-    """
+    """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it."""
     if abstained:
         return Confidence(RED, ["the answer abstains: no admitted evidence addresses the question"])
-    if computed is not None:
-        return _rate_computed(computed, format_floor=format_floor)
     on_topic = [source for source in cited if source.addresses]
     if not on_topic:
         return Confidence(RED, ["none of the cited sources addresses the question"])
@@ -111,28 +88,6 @@ def rate_confidence(
         reasons.append(
             "few of the answer's statements carry a citation" if format_floor == YELLOW else "no valid citation"
         )
-    return Confidence(level, reasons)
-
-
-def _rate_computed(basis: ComputedBasis, *, format_floor: str) -> Confidence:
-    if not basis.answered:
-        return Confidence(RED, list(basis.gaps) or [f"the loaded {basis.described} cannot answer the question"])
-    if not basis.matched:
-        return Confidence(
-            RED, [f"none of the {basis.rows} loaded {basis.described} addresses the question", *basis.gaps]
-        )
-    if basis.gaps:
-        level, reasons = YELLOW, [f"computed from the {basis.rows} loaded {basis.described}, in part", *basis.gaps]
-    else:
-        level = GREEN
-        cited = (
-            "the one that addresses the question is cited"
-            if basis.matched == 1
-            else f"the {basis.matched} that address the question are cited"
-        )
-        reasons = [f"computed from all {basis.rows} loaded {basis.described}; {cited}"]
-    if format_floor == RED:
-        return Confidence(RED, [*reasons, "no valid citation"])
     return Confidence(level, reasons)
 
 

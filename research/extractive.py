@@ -25,10 +25,10 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import compose_answer
 from evidence.concepts import Lexicon
-from evidence.confidence import ComputedBasis
 from evidence.sources import EvidenceSet
 from evidence.text import content_terms
 from evidence.vocabulary import Vocabulary, load_vocabulary
+from research.badge import ComputedBasis
 from research.context import PageContext, PageItem, facet_counts
 from research.row_topics import RowTopic, row_index, row_topic
 from research.rules.pubmed_query import PUBLICATION_TYPES

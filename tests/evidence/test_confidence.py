@@ -2,7 +2,7 @@
 
 import pytest
 
-from evidence.confidence import GREEN, RED, YELLOW, ComputedBasis, SourceVerdict, rate_confidence
+from evidence.confidence import GREEN, RED, YELLOW, SourceVerdict, rate_confidence
 
 
 def source(name, *, addresses=True, direct=True, synthesis=False, missing=()):
@@ -41,52 +41,3 @@ def test_confidence_rules(cited, floor, kwargs, level, reason):
 def test_zero_citations_is_never_above_red_whatever_the_evidence():
     rated = rate_confidence(cited=[source("G", synthesis=True)], format_floor=RED, abstained=False)
     assert rated.level == RED
-
-
-@pytest.mark.parametrize(
-    ("basis", "floor", "level", "reasons"),
-    [
-        (
-            ComputedBasis(rows=20, matched=3, described="articles"),
-            GREEN,
-            GREEN,
-            ["computed from all 20 loaded articles; the 3 that address the question are cited"],
-        ),
-        (
-            ComputedBasis(rows=20, matched=1, described="articles"),
-            YELLOW,
-            GREEN,
-            ["computed from all 20 loaded articles; the one that addresses the question is cited"],
-        ),
-        (
-            ComputedBasis(
-                rows=20, matched=3, gaps=("2 of the 20 loaded articles have no abstract",), described="articles"
-            ),
-            GREEN,
-            YELLOW,
-            ["computed from the 20 loaded articles, in part", "2 of the 20 loaded articles have no abstract"],
-        ),
-        (
-            ComputedBasis(rows=20, matched=0, described="articles"),
-            RED,
-            RED,
-            ["none of the 20 loaded articles addresses the question"],
-        ),
-        (
-            ComputedBasis(rows=0, matched=0, answered=False, gaps=("no articles are loaded",), described="articles"),
-            RED,
-            RED,
-            ["no articles are loaded"],
-        ),
-        (
-            ComputedBasis(rows=3, matched=2, described="trials"),
-            RED,
-            RED,
-            ["computed from all 3 loaded trials; the 2 that address the question are cited", "no valid citation"],
-        ),
-    ],
-)
-def test_a_count_computed_from_loaded_rows_is_rated_by_how_it_was_computed(basis, floor, level, reasons):
-    rated = rate_confidence(cited=[source("ignored")], format_floor=floor, abstained=False, computed=basis)
-
-    assert (rated.level, rated.reasons) == (level, reasons)

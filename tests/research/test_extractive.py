@@ -8,9 +8,10 @@ import pytest
 
 from chat.answer_settings import answer_settings
 from evidence.concepts import Lexicon
-from evidence.confidence import GREEN, RED, YELLOW, rate_confidence
+from evidence.confidence import GREEN, RED, YELLOW
 from evidence.services.vocabulary_seed import VOCABULARY_PATH
 from evidence.vocabulary import Vocabulary, VocabularyTerm
+from research.badge import rate_computed_confidence
 from research.context import PageContext
 from research.extractive import CANNOT, COMPUTED, answer_from_rows
 from research.pages.tablizer import abstract_item
@@ -233,7 +234,7 @@ def test_a_count_that_could_not_read_every_abstract_says_so_and_is_partial() -> 
     assert answer.text.split("\n\n")[-1] == (
         "Not checked: 1 of the 5 loaded articles has no abstract, so it was checked on the rest of its record only."
     )
-    rated = rate_confidence(cited=(), format_floor=GREEN, abstained=False, computed=answer.basis)
+    rated = rate_computed_confidence(answer.basis, format_floor=GREEN)
     assert rated.level == YELLOW
 
 
@@ -303,7 +304,7 @@ def test_a_question_the_rows_cannot_answer_says_so_instead_of_summarising(questi
 
     assert answer.text == text
     assert (answer.kind, answer.cites) == (CANNOT, False)
-    rated = rate_confidence(cited=(), format_floor=RED, abstained=False, computed=answer.basis)
+    rated = rate_computed_confidence(answer.basis, format_floor=RED)
     assert (rated.level, rated.reasons) == (RED, [reason])
 
 
