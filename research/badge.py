@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chat.pipeline.judge import SYNTHESIS_TYPES
+from chat.pipeline.judge import is_synthesis
 from evidence.concepts import TextIndex
 from evidence.confidence import GREEN, RED, YELLOW, Confidence, SourceVerdict, rate_confidence
 from evidence.sources import EvidenceSet
@@ -56,16 +56,16 @@ def row_verdicts(
         first = chunks[0]
         item = items.get(doc_id)
         mesh = item.facets.get("mesh", ()) if item else ()
-        index = TextIndex(" . ".join([first.title, *(chunk.text for chunk in chunks), *mesh]))
-        missing = tuple(part.concept.label for part in topic.concepts if not index.covers(part.concept))
-        addresses = topic.addressed_by(index)
+        text = " . ".join([first.title, *(chunk.text for chunk in chunks), *mesh])
+        addresses, _, missed = topic.judged(TextIndex(text))
+        missing = tuple(concept.label for concept in missed)
         verdicts.append(
             SourceVerdict(
                 doc_id=doc_id,
                 title=first.title or doc_id,
                 addresses=addresses,
                 direct=addresses and not missing and not (item and item.lacks),
-                synthesis=bool({kind.lower() for kind in first.publication_types} & SYNTHESIS_TYPES),
+                synthesis=is_synthesis(first.publication_types),
                 missing=missing,
             )
         )

@@ -348,9 +348,9 @@ def rows_evidence(context: PageContext, *, question: str, vocabulary: Vocabulary
     topic = row_topic(question, vocabulary=vocabulary, lexicon=lexicon)
     sources = []
     for item in context.items:
-        index = row_index(item)
-        approved = bool(topic.concepts) and topic.addressed_by(index)
-        sources.append(dataclass_replace(item.source, approved=approved, score=round(topic.coverage(index), 3)))
+        addresses, share, _ = topic.judged(row_index(item))
+        approved = bool(topic.concepts) and addresses
+        sources.append(dataclass_replace(item.source, approved=approved, score=round(share, 3)))
     return EvidenceSet(sources)
 
 

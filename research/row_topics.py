@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from evidence.concepts import Concept, Lexicon, TextIndex, form_of, question_concepts
+from evidence.concepts import Concept, Lexicon, TextIndex, coverage, form_of, question_concepts
 from evidence.pico import extract_pico_rules
 from evidence.text import stem
 from evidence.vocabulary import Vocabulary
@@ -62,15 +62,13 @@ class RowTopic:
     def covered_by(self, index: TextIndex) -> bool:
         return all(index.covers(part.concept) for part in self.concepts)
 
-    def coverage(self, index: TextIndex) -> float:
-        """Return the share of the topic's concepts the text covers."""
-        if not self.concepts:
-            return 0.0
-        return sum(1 for part in self.concepts if index.covers(part.concept)) / len(self.concepts)
+    def judged(self, index: TextIndex) -> tuple[bool, float, list[Concept]]:
+        """Return whether the text addresses the topic (any text, for no topic), its share and what it misses.
 
-    def addressed_by(self, index: TextIndex) -> bool:
-        """Return True when the text covers enough of the topic to answer from (any text, for no topic)."""
-        return not self.concepts or self.coverage(index) >= ADDRESSES_SHARE
+        The share is `evidence.concepts.coverage`, the judge's measure; enough of it addresses the topic.
+        """
+        share, missing = coverage([part.concept for part in self.concepts], index)
+        return (not self.concepts or share >= ADDRESSES_SHARE), share, missing
 
     def how_matched(self) -> str:
         """Return the wordings each concept was matched by, for the answer's "how" line."""

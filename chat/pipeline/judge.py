@@ -60,6 +60,11 @@ class Judgement:
         return asdict(self)
 
 
+def is_synthesis(publication_types: Sequence[str]) -> bool:
+    """Return True for a systematic review, meta-analysis or guideline (by PubMed publication type)."""
+    return bool({kind.lower() for kind in publication_types} & SYNTHESIS_TYPES)
+
+
 def judge_evidence(run: AnswerRun) -> TraceStep:
     """Judge every candidate, rank the admitted ones and decide whether a live search is needed."""
     run.judgements = judgements = {j.doc_id: j for j in _judge_all(run)}
@@ -126,7 +131,7 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
                 text=" ".join([first.title, *(chunk.text for chunk in chunks)]),
                 semantic=max(scores),
                 tags=[],
-                synthesis=bool({t.lower() for t in first.publication_types} & SYNTHESIS_TYPES),
+                synthesis=is_synthesis(first.publication_types),
                 anchor=False,
             )
         )
@@ -149,7 +154,7 @@ def judge_tool_sources(run: AnswerRun, doc_ids: Sequence[str]) -> None:
             text=text,
             semantic=float(np.dot(question_vector, vector)),
             tags=[],
-            synthesis=bool({t.lower() for t in source.publication_types} & SYNTHESIS_TYPES),
+            synthesis=is_synthesis(source.publication_types),
             anchor=False,
         )
 
