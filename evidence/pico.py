@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -162,8 +162,13 @@ def _assemble(
     )
 
 
-def extract_pico_rules(question: str, *, vocabulary: Vocabulary) -> Pico:
-    """Return the PICO found by matching the vocabulary's synonyms in the question."""
+def extract_pico_rules(question: str, *, vocabulary: Vocabulary, spelled_out: Sequence[str] = ()) -> Pico:
+    """Return the PICO found by matching the vocabulary's synonyms in the question.
+
+    `spelled_out` are what the question's shorthand stands for ("antibiotics" for "abx", from the
+    curated abbreviations): the tags they name join the question's own, after them; the rest of the
+    PICO (outcome, patient, comparison) is read from the question's own words only.
+    """
     matches = vocabulary.matches(question)
     outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
@@ -182,6 +187,11 @@ def extract_pico_rules(question: str, *, vocabulary: Vocabulary) -> Pico:
         if code in condition_codes or code not in outcome_codes or not condition_codes
     ]
     decision_tags = list(dict.fromkeys(m.code for m in matches if m.kind == DECISION))
+    for wording in spelled_out:
+        for match in vocabulary.matches(wording):
+            tags = disease_tags if match.kind == DISEASE else decision_tags if match.kind == DECISION else None
+            if tags is not None and match.code not in tags:
+                tags.append(match.code)
     primary_decision = choose_primary_decision(decision_tags)
 
     patient = ""
@@ -223,9 +233,14 @@ def _llm_prompt(question: str, vocabulary: Vocabulary) -> str:
     )
 
 
-def extract_pico(question: str, *, vocabulary: Vocabulary, llm_json: LlmJson | None = None) -> Pico:
-    """Return the question's PICO: the model's when it answers valid JSON, else the vocabulary's."""
-    rules = extract_pico_rules(question, vocabulary=vocabulary)
+def extract_pico(
+    question: str, *, vocabulary: Vocabulary, llm_json: LlmJson | None = None, spelled_out: Sequence[str] = ()
+) -> Pico:
+    """Return the question's PICO: the model's when it answers valid JSON, else the vocabulary's.
+
+    `spelled_out`: what the question's abbreviations stand for (see `extract_pico_rules`).
+    """
+    rules = extract_pico_rules(question, vocabulary=vocabulary, spelled_out=spelled_out)
     if llm_json is None:
         return rules
     try:

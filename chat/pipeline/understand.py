@@ -43,7 +43,9 @@ def understand(run: AnswerRun) -> TraceStep:
     run.lexicon = lexicon = Lexicon.load()
     read_follow_up(run)
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
-    run.pico = pico = extract_pico(run.question, vocabulary=vocabulary, llm_json=llm_json)
+    run.pico = pico = extract_pico(
+        run.question, vocabulary=vocabulary, llm_json=llm_json, spelled_out=lexicon.spelled_out(run.question)
+    )
     run.sub_queries = decompose_question(run.question, pico=pico, vocabulary=vocabulary, llm_json=llm_json)
     run.context = result_context(run.question)
     run.named = named_studies(run.question, run.library)

@@ -209,3 +209,10 @@ def test_sources_that_share_the_questions_words_but_not_its_meaning_are_never_gr
     assert result.confidence != "GREEN"
     judged = {j["doc_id"]: j for j in next(s for s in result.trace if s["step"] == "judge")["data"]["judgements"]}
     assert judged["pmid:16241924"]["direct"] is False
+
+
+def test_clinical_shorthand_names_the_scenario_abx_for_cap(library):
+    # "abx" is a curated abbreviation, not a vocabulary synonym: its spelled-out "antibiotics" names the decision.
+    result = answer_question(question="Best abx for severe CAP in ICU?", settings=answer_settings(live_search=False))
+    assert (result.intent, result.abstained) == ("cap_sepsis_antibiotics", False)
+    assert result.references and result.confidence != "RED"

@@ -95,6 +95,17 @@ def test_rule_extractor_fills_patient_comparison_and_outcome():
     assert pico.condition == "atrial fibrillation with chronic kidney disease"
 
 
+def test_tags_named_only_by_spelled_out_shorthand_join_after_the_questions_own():
+    question = "Best abx for severe CAP in ICU, and does MI change it?"
+    plain = extract_pico_rules(question, vocabulary=VOCAB)
+    pico = extract_pico_rules(question, vocabulary=VOCAB, spelled_out=["antibiotics", "myocardial infarction"])
+    assert (plain.disease_tags, plain.decision_tags) == (["cap"], [])
+    assert (pico.disease_tags, pico.decision_tags) == (["cap", "acs"], ["drug_choice"])
+    assert pico.primary_disease_tag == "cap"
+    # The outcome and the comparison stay the question's own words.
+    assert (pico.outcome, pico.comparison) == (plain.outcome, plain.comparison)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.one_of(FILLER, st.sampled_from(SYNONYMS).map(lambda s: s[0])), min_size=1, max_size=25))
 def test_pico_tags_are_always_valid_vocabulary_codes(words):
