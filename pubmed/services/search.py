@@ -156,7 +156,9 @@ def candidate_tsquery(lexemes: Sequence[tuple[str, float]], *, total: int) -> st
     When even the rarest is over budget (every query word is common in a large store), a candidate
     must hold at least two of the rarest lexemes: the pairs among the rarest m are ORed, m as large
     as the pairs' estimated chunks (shares multiplied, as if independent) allow, at most
-    FTS_PAIR_LEXEMES. A query of one lexeme gets that lexeme.
+    FTS_PAIR_LEXEMES; when even the two rarest together are over budget, the rarest k together, k as
+    small as the estimate allows, so FTS_CANDIDATE_LIMIT stays a guard rather than the usual selector.
+    A query of one lexeme gets that lexeme.
     """
     ordered = sorted(lexemes, key=lambda item: (item[1], item[0]))
     if not ordered:
@@ -170,6 +172,16 @@ def candidate_tsquery(lexemes: Sequence[tuple[str, float]], *, total: int) -> st
             chosen.append(lexeme)
             estimate += share * total
         return " | ".join(_quoted(lexeme) for lexeme in chosen)
+    if ordered[0][1] * ordered[1][1] * total > FTS_CANDIDATE_BUDGET:
+        # Even the two rarest together are too common: the rarest k together, k as small as the budget allows.
+        together = ordered[:2]
+        estimate = ordered[0][1] * ordered[1][1] * total
+        for lexeme, share in ordered[2:]:
+            if estimate <= FTS_CANDIDATE_BUDGET:
+                break
+            together.append((lexeme, share))
+            estimate *= share
+        return " & ".join(_quoted(lexeme) for lexeme, _ in together)
     rarest = ordered[:2]
     for size in range(3, min(FTS_PAIR_LEXEMES, len(ordered)) + 1):
         pairs = sum(a * b for (_, a), (_, b) in combinations(ordered[:size], 2)) * total

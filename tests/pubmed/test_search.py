@@ -132,8 +132,15 @@ def test_fusion_returns_each_abstract_once_best_first(vector: list, text: list, 
     [
         # The rarest lexemes fit the budget: ORed, rarest first, while their chunks stay within it.
         ([("patient", 0.5), ("metformin", 0.0001), ("lactat", 0.0004)], 1_000_000, "'metformin' | 'lactat'"),
-        # Every lexeme is common: the two rarest must occur together (three together would be 140,000 chunks).
-        ([("patient", 0.5), ("studi", 0.4), ("effect", 0.2), ("risk", 0.1)], 1_000_000, "'risk' & 'effect'"),
+        # Every lexeme is common: the two rarest must occur together (800 chunks; any two of the three
+        # rarest would be 82,400).
+        ([("patient", 0.5), ("studi", 0.4), ("effect", 0.2), ("risk", 0.004)], 1_000_000, "'risk' & 'effect'"),
+        # Even the two rarest together are over budget (20,000 chunks): the rarest k together, until within it.
+        (
+            [("patient", 0.5), ("studi", 0.4), ("effect", 0.2), ("risk", 0.1), ("year", 0.1)],
+            1_000_000,
+            "'risk' & 'year' & 'effect' & 'studi'",
+        ),
         # Each alone is over budget, pairs are rare: any two of the four rarest.
         (
             [("a", 0.002), ("b", 0.003), ("c", 0.004), ("d", 0.005), ("e", 0.9)],
