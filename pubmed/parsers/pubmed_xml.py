@@ -293,7 +293,6 @@ class _EntityRefusingReader:
     def __init__(self, source: IO[bytes]) -> None:
         self.source = source
         self.tail = b""
-        self.seen = 0
 
     def read(self, size: int = -1) -> bytes:
         data = self.source.read(size)
@@ -303,7 +302,6 @@ class _EntityRefusingReader:
                 "without bound. PubMed never sends entity declarations."
             )
         self.tail = data[-8:]
-        self.seen += len(data)
         return data
 
 

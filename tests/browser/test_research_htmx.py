@@ -14,7 +14,13 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
 from tests.browser.test_research_tablizer import PMIDS, QUERY
-from tests.browser.test_research_trialscout import browser, logged_in_page, researcher, session_cookie  # noqa: F401
+from tests.browser.test_research_trialscout import (  # noqa: F401
+    ask_in_tray,
+    browser,
+    logged_in_page,
+    researcher,
+    session_cookie,
+)
 from tests.chat.conftest import _eutils_server, _llm_server, esearch_for, eutils, eutils_recording  # noqa: F401
 from tests.research.conftest import abstracts, esearch_serving, melanoma_search, research_llm  # noqa: F401
 from tests.research.fakes import record_id
@@ -218,8 +224,7 @@ def test_a_card_streamed_into_the_tray_is_dismissed_in_place(
     page = logged_in_page(browser, live_server, session_cookie)
     page.goto(f"{live_server.url}/trialscout/")
     page.evaluate(MARK)
-    page.get_by_label("Your question").fill("phase 3 melanoma trials that are recruiting")
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask_in_tray(page, "phase 3 melanoma trials that are recruiting")
     card = page.locator("[data-payload-card=trial_search_suggestion]")
     card.wait_for()
 

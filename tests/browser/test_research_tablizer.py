@@ -16,6 +16,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
+from tests.browser.test_research_trialscout import ask_in_tray
 from tests.chat.conftest import (  # noqa: F401  (fixtures)
     _eutils_server,
     _llm_server,
@@ -112,8 +113,7 @@ def test_query_card_then_ai_column_with_live_progress_and_filter(
     page.goto(f"{live_server.url}/tablizer/")
 
     # 1. Ask for a query, accept the card, see the results.
-    page.get_by_label("Your question").fill("Build me a PubMed query for PTEN mutations")
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask_in_tray(page, "Build me a PubMed query for PTEN mutations")
     card = page.locator("[data-payload-card=pubmed_query_suggestion]")
     card.wait_for()
     assert card.locator("code").inner_text() == QUERY
@@ -126,8 +126,7 @@ def test_query_card_then_ai_column_with_live_progress_and_filter(
     assert page.locator("svg.year-histogram rect.bar").count() >= 1
 
     # 2. Ask for an AI column, accept it, watch the progress bar finish.
-    page.get_by_label("Your question").fill("Add a column that flags human studies")
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask_in_tray(page, "Add a column that flags human studies")
     column_card = page.locator("[data-payload-card=ai_column_suggestion]")
     column_card.wait_for()
     column_card.get_by_role("button", name="Accept").click()

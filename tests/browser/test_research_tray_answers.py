@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_research_trialscout import browser, logged_in_page, researcher, session_cookie  # noqa: F401
+from tests.browser.test_research_trialscout import (  # noqa: F401
+    ask_in_tray,
+    browser,
+    logged_in_page,
+    researcher,
+    session_cookie,
+)
 from tests.research.conftest import MELANOMA_NCTS, melanoma_search  # noqa: F401  (fixtures)
 from tests.trials.conftest import _ctgov_server, _no_real_ctgov, ctgov, ctgov_dir, recording  # noqa: F401
 
@@ -13,8 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def ask(page, question: str, turn: int):
-    page.get_by_label("Your question").fill(question)
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask_in_tray(page, question)
     answer = page.locator("#tray-thread .tray-turn article.chat-turn.assistant").nth(turn)
     answer.wait_for()
     return answer

@@ -61,6 +61,12 @@ def logged_in_page(browser, live_server, cookie: str):
     return page
 
 
+def ask_in_tray(page, question: str) -> None:
+    """Type a question into the page's chat tray and send it."""
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Ask", exact=True).click()
+
+
 def test_accepting_a_trial_search_card_fills_the_form_and_shows_results(
     live_server,
     session_cookie,
@@ -71,8 +77,7 @@ def test_accepting_a_trial_search_card_fills_the_form_and_shows_results(
     page.goto(f"{live_server.url}/trialscout/")
     assert page.locator("#trial-results").count() == 0
 
-    page.get_by_label("Your question").fill("phase 3 melanoma trials that are recruiting")
-    page.get_by_role("button", name="Ask", exact=True).click()
+    ask_in_tray(page, "phase 3 melanoma trials that are recruiting")
 
     card = page.locator("[data-payload-card=trial_search_suggestion]")
     card.wait_for()

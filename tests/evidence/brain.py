@@ -4,6 +4,7 @@ import json
 from functools import cache
 
 from evidence.classification import Rule
+from evidence.concepts import Lexicon
 from evidence.services.vocabulary_seed import VOCABULARY_PATH
 from evidence.vocabulary import Vocabulary, VocabularyTerm
 
@@ -27,6 +28,12 @@ def seeded_vocabulary() -> Vocabulary:
         )
         for row in seed_data()["tags"]
     )
+
+
+def seeded_lexicon(*extra: tuple[str, list[str], bool]) -> Lexicon:
+    """Return the curated abbreviations as seeded, plus `extra` (term, expansions, case-sensitive) rows."""
+    rows = [(row["term"], row["expansions"], bool(row.get("case_sensitive"))) for row in seed_data()["abbreviations"]]
+    return Lexicon.build([*rows, *extra])
 
 
 @cache

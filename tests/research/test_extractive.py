@@ -2,41 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from chat.answer_settings import answer_settings
-from evidence.concepts import Lexicon
 from evidence.confidence import GREEN, RED, YELLOW
-from evidence.services.vocabulary_seed import VOCABULARY_PATH
-from evidence.vocabulary import Vocabulary, VocabularyTerm
 from research.badge import rate_computed_confidence
 from research.context import PageContext
 from research.extractive import CANNOT, COMPUTED, answer_from_rows
 from research.pages.tablizer import abstract_item
 from research.pages.trialscout import study_item
 from research.registries import page_get
+from tests.evidence.brain import seeded_lexicon, seeded_vocabulary
 from tests.research.factories import AbstractRowFactory, StudySummaryFactory
 
-SEED = json.loads(VOCABULARY_PATH.read_text())
-VOCABULARY = Vocabulary.from_terms(
-    VocabularyTerm(
-        code=tag["code"],
-        kind=tag["kind"],
-        label=tag["label"],
-        synonyms=tuple(tag["synonyms"]),
-        mesh_terms=tuple(tag["mesh_terms"]),
-        broader=tag.get("broader"),
-        is_imaging_term=bool(tag.get("is_imaging_term")),
-    )
-    for tag in SEED["tags"]
-)
+VOCABULARY = seeded_vocabulary()
 # The curated abbreviations, plus one a curator added in the admin.
-LEXICON = Lexicon.build(
-    [(row["term"], row["expansions"], bool(row.get("case_sensitive"))) for row in SEED["abbreviations"]]
-    + [("BC", ["breast cancer"], True)]
-)
+LEXICON = seeded_lexicon(("BC", ["breast cancer"], True))
 
 ARTICLES = [
     AbstractRowFactory.build(
