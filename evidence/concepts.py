@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from evidence.models import Abbreviation
-from evidence.pico import GENERIC_DECISIONS, Pico, is_modifier
+from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier
 from evidence.text import STOPWORDS, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -72,7 +72,7 @@ _GENERIC_TEXT = """
     enough sufficient sufficiently feasible accurate accurately reliable reliably
     realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
     really truly matter matters place way ways lead leads translate translates undergo undergoes undergoing
-    underwent undergone
+    underwent undergone get gets getting got given giving newly recently currently
 """
 GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)
@@ -228,6 +228,8 @@ def question_concepts(
         label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
         if any(concept.label == label for concept in concepts):
             continue
+        if describes_patients(question, match):
+            continue
         if match.code in GENERIC_DECISIONS and not own_words:
             continue  # "which drug", "treatment": how the question is asked, not what about
         phrases = [own_words, vocabulary.label(match.code), *(term.synonyms if term else ())]
@@ -276,7 +278,9 @@ def question_concepts(
         if form[0] in {stem(w) for w in OLDER_FORMS}:
             older = True
             continue
-        surface.append((word, lexicon.expand(form)))
+        # "Statins for ..." is capitalised as the question's first word, not as a name.
+        written = word.lower() if start == words[0][1] and word[1:].islower() else word
+        surface.append((written, lexicon.expand(form)))
     weights = rarity([word for word, _ in surface]) if rarity else {}
     for word, forms in dict((w, f) for w, f in surface).items():
         if any(concept.forms == forms for concept in concepts):

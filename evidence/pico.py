@@ -29,6 +29,8 @@ GENERIC_DECISIONS = ("therapy", "drug_choice", "risk_stratification")
 # Modifier tags (stage, assay type) narrow a disease; they are never the primary disease.
 MODIFIER_PREFIXES = ("stage_",)
 MODIFIER_TAGS = frozenset({"tissue_free_assay"})
+_DIAGNOSED_BEFORE = re.compile(r"\b(?:newly|recently|previously|already|just|first)\s+$", re.IGNORECASE)
+_DIAGNOSED_AFTER = re.compile(r"^\s+(?:with|as)\b", re.IGNORECASE)
 
 OUTCOME_TERMS = (
     "stroke",
@@ -162,6 +164,18 @@ def _assemble(
     )
 
 
+def describes_patients(question: str, match: TagMatch) -> bool:
+    """Whether a "diagnosis" match is the word 'diagnosed' saying who the patients are, not what is asked.
+
+    "newly diagnosed T2DM", "diagnosed with AF" name the population; "how is PE diagnosed?" asks about diagnosis.
+    """
+    return (
+        match.code == "diagnosis"
+        and match.text.lower() == "diagnosed"
+        and bool(_DIAGNOSED_BEFORE.search(question[: match.start]) or _DIAGNOSED_AFTER.match(question[match.end :]))
+    )
+
+
 def extract_pico_rules(question: str, *, vocabulary: Vocabulary, spelled_out: Sequence[str] = ()) -> Pico:
     """Return the PICO found by matching the vocabulary's synonyms in the question.
 
@@ -169,7 +183,7 @@ def extract_pico_rules(question: str, *, vocabulary: Vocabulary, spelled_out: Se
     curated abbreviations): the tags they name join the question's own, after them; the rest of the
     PICO (outcome, patient, comparison) is read from the question's own words only.
     """
-    matches = vocabulary.matches(question)
+    matches = [m for m in vocabulary.matches(question) if not describes_patients(question, m)]
     outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
 

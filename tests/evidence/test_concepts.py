@@ -61,6 +61,25 @@ def test_older_age_in_any_wording_is_one_population_concept(seeded):
         assert roles.count("population") == 1, question
 
 
+@pytest.mark.parametrize(
+    ("question", "labels"),
+    [
+        # how it is asked ("get"), and a capital only because the word opens the question
+        (
+            "Should a pt with AF and CKD stage 4 get a DOAC?",
+            ["atrial fibrillation", "chronic kidney disease", "anticoagulation"],
+        ),
+        ("Statins for primary prevention in pts over 75?", ["statins", "primary", "prevention", "older adults"]),
+        # "newly diagnosed" says who the patients are; "how is PE diagnosed" asks about diagnosis
+        ("Best first-line tx for newly diagnosed T2DM with ASCVD?", ["diabetes mellitus", "ASCVD"]),
+        ("Metformin in patients diagnosed with prediabetes?", ["metformin", "prediabetes"]),
+        ("How is PE diagnosed in pregnancy?", ["diagnosis", "PE", "pregnancy"]),
+    ],
+)
+def test_concepts_are_what_the_question_is_about_not_how_it_is_asked(seeded, question, labels):
+    assert [concept.label for concept in concepts_of(question, seeded)] == labels
+
+
 def test_british_spellings_fold_to_american():
     assert fold("Haemorrhage, oedema and tumour behaviour in paediatric anaesthesia") == (
         "hemorrhage, edema and tumor behavior in pediatric anesthesia"
