@@ -459,16 +459,17 @@ def embed_cached(texts: Sequence[str]) -> np.ndarray:
     the cache is bounded and cleared whole when full.
     """
     key = (str(settings.EMBEDDING_MODEL), str(settings.EMBEDDING_BACKEND))
-    missing = list(dict.fromkeys(text for text in texts if (*key, text) not in _CACHED))
+    # Read into a local dict first: another thread (hybrid search embeds its query in one) may clear the cache.
+    found = {text: _CACHED.get((*key, text)) for text in texts}
+    missing = [text for text, vector in found.items() if vector is None]
     if missing:
         if len(_CACHED) + len(missing) > CACHE_LIMIT:
             _CACHED.clear()
-            missing = list(dict.fromkeys(texts))
         for text, vector in zip(missing, get_embedder().embed(missing), strict=True):
-            _CACHED[(*key, text)] = vector
+            _CACHED[(*key, text)] = found[text] = vector
     if not texts:
         return np.zeros((0, int(get_embedder().spec.dimension)), dtype=np.float32)
-    return np.stack([_CACHED[(*key, text)] for text in texts])
+    return np.stack([found[text] for text in texts])
 
 
 def current_model_name() -> str:
