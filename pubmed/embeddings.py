@@ -460,8 +460,8 @@ def embed_cached(texts: Sequence[str]) -> np.ndarray:
     """
     key = (str(settings.EMBEDDING_MODEL), str(settings.EMBEDDING_BACKEND))
     # Read into a local dict first: another thread (hybrid search embeds its query in one) may clear the cache.
-    found = {text: _CACHED.get((*key, text)) for text in texts}
-    missing = [text for text, vector in found.items() if vector is None]
+    found = {text: vector for text in texts if (vector := _CACHED.get((*key, text))) is not None}
+    missing = list(dict.fromkeys(text for text in texts if text not in found))
     if missing:
         if len(_CACHED) + len(missing) > CACHE_LIMIT:
             _CACHED.clear()
