@@ -32,7 +32,7 @@ def reading(question, *earlier):
         ([AF_CKD], "and in dialysis?", {"atrial fibrillation", "anticoagulation"}, set()),
         ([AF_CKD, "and in dialysis?"], "what dose?", {"atrial fibrillation", "anticoagulation"}, set()),
         ([HFPEF], "what about dapagliflozin?", {"heart failure with preserved ejection fraction"}, {"empagliflozin"}),
-        (["Statins for primary prevention over age 75?"], "what about children?", {"Statins"}, {"older adults"}),
+        (["Statins for primary prevention over age 75?"], "what about children?", {"statins"}, {"older adults"}),
         ([AF_CKD], "apixaban or rivaroxaban?", {"atrial fibrillation"}, {"anticoagulation"}),
         ([AF_CKD], "Is it safe in pregnancy?", {"atrial fibrillation"}, set()),
     ],

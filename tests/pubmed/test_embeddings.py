@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from pubmed.benchmarking import pubmedqa_records
-from pubmed.embeddings import EmbeddingConfigError, _length_batches, build_embedder, get_embedder, resolve_model
+from pubmed.embeddings import (
+    _CACHED,
+    EmbeddingConfigError,
+    _length_batches,
+    build_embedder,
+    embed_cached,
+    get_embedder,
+    resolve_model,
+)
 
 
 def test_default_model_resolves_from_the_installed_package() -> None:
@@ -69,3 +77,18 @@ def test_embeddings_do_not_depend_on_how_texts_are_batched(shared_data: Path) ->
     one_by_one = np.stack([get_embedder().embed([text])[0] for text in texts])
     # int8 activations are quantised per call, so batching moves vectors by rounding only.
     assert np.min(np.sum(together * one_by_one, axis=1)) > 0.99
+
+
+def test_a_cached_embedding_is_the_same_whatever_was_embedded_beside_it() -> None:
+    # Claim verdicts are read at a similarity threshold: a vector that moved with its batch-mates
+    # could turn the same claim from supported to removed.
+    claim = "Apixaban lowered the rate of stroke in patients with atrial fibrillation on dialysis."
+    neighbours = [
+        "Warfarin " + "and major bleeding across 2,000 patients followed for three years " * 6,
+        "HR 0.79.",
+    ]
+    _CACHED.clear()
+    alone = embed_cached([claim])[0]
+    _CACHED.clear()
+    beside = embed_cached([neighbours[0], claim, neighbours[1]])[1]
+    assert np.array_equal(alone, beside)
