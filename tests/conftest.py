@@ -33,6 +33,25 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: object) -> Iterator[None]:
+    """Create the test database as pytest-django does; before it is dropped, end this run's leftover sessions.
+
+    ORM calls made while Playwright's event loop runs in the test thread get a connection of their own
+    (asgiref keeps connections per context) that nothing closes, and DROP DATABASE then refuses with
+    "being accessed by other users", leaving a test database behind on every run with browser tests.
+    """
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:  # type: ignore[attr-defined]
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    connection.close()
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Return ../shared/data, or skip: the recordings and evaluation sets live there, not in the repo."""
     if not SHARED_DATA.is_dir():

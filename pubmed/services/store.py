@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
@@ -17,8 +18,11 @@ from evidence.integrity import assess_integrity
 from evidence.levels import assess_level
 from pubmed.chunking import Chunk, chunk_abstract, embedding_text
 from pubmed.embeddings import get_embedder
-from pubmed.models import Abstract, AbstractChunk, AbstractSource, LexemeStat
+from pubmed.models import Abstract, AbstractChunk, AbstractSource
 from pubmed.parsers import AbstractRecord
+
+if TYPE_CHECKING:
+    from django.db.backends.utils import CursorWrapper
 
 logger = structlog.get_logger(__name__)
 
@@ -404,26 +408,42 @@ def chunks_reembed(
 LEXEME_STATS_DRIFT = 0.25
 
 
+# Refreshes of the lexeme statistics take this transaction-level advisory lock: two workers finishing
+# loads at once would otherwise both delete the old rows and insert the same lexemes (unique violation).
+LEXEME_STATS_LOCK = 0x6C657865  # "lexe"
+
+
+def _lexeme_stats_recount(cursor: CursorWrapper, total: int) -> None:
+    cursor.execute("DELETE FROM pubmed_lexemestat")
+    cursor.execute(
+        "INSERT INTO pubmed_lexemestat (lexeme, ndoc) "
+        "SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM pubmed_abstractchunk') "
+        "WHERE length(word) <= 255"
+    )
+    cursor.execute("INSERT INTO pubmed_lexemestat (lexeme, ndoc) VALUES ('', %s)", [total])
+
+
 def lexeme_stats_refresh() -> int:
     """Recount, for every full-text lexeme, how many chunks contain it; return the chunk total."""
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
         cursor.execute("SELECT count(*) FROM pubmed_abstractchunk")
         total = cursor.fetchone()[0]
-        cursor.execute("DELETE FROM pubmed_lexemestat")
-        cursor.execute(
-            "INSERT INTO pubmed_lexemestat (lexeme, ndoc) "
-            "SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM pubmed_abstractchunk') "
-            "WHERE length(word) <= 255"
-        )
-        cursor.execute("INSERT INTO pubmed_lexemestat (lexeme, ndoc) VALUES ('', %s)", [total])
+        _lexeme_stats_recount(cursor, total)
     return total
 
 
 def lexeme_stats_refresh_if_stale() -> None:
-    """Refresh the lexeme statistics if the store grew or shrank by LEXEME_STATS_DRIFT since the last count."""
-    recorded = LexemeStat.objects.filter(lexeme="").values_list("ndoc", flat=True).first()
-    with connection.cursor() as cursor:
+    """Refresh the lexeme statistics if the store grew or shrank by LEXEME_STATS_DRIFT since the last count.
+
+    Decided under the refresh lock, so a worker that waited for another's refresh does not repeat it.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
+        cursor.execute("SELECT ndoc FROM pubmed_lexemestat WHERE lexeme = ''")
+        row = cursor.fetchone()
+        recorded = None if row is None else int(row[0])
         cursor.execute("SELECT count(*) FROM pubmed_abstractchunk")
         total = cursor.fetchone()[0]
-    if recorded is None or abs(total - recorded) > LEXEME_STATS_DRIFT * max(recorded, 1):
-        lexeme_stats_refresh()
+        if recorded is None or abs(total - recorded) > LEXEME_STATS_DRIFT * max(recorded, 1):
+            _lexeme_stats_recount(cursor, total)

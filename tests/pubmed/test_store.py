@@ -242,3 +242,41 @@ def test_a_sentence_longer_than_the_limit_is_a_chunk_of_its_own() -> None:
     long_sentence = "Long " + " ".join(["word"] * (CHUNK_MAX_WORDS + 9)) + "."
     chunks = chunk_abstract(title="T", sections=[AbstractSection("", f"Short one. {long_sentence} Another one.")])
     assert [len(c.text.split()) for c in chunks] == [2, CHUNK_MAX_WORDS + 10, 2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_refreshing_the_lexeme_statistics_at_once_both_succeed(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    # Two bulk loads that finish together both refresh the statistics; unserialised, both deleted the
+    # old rows and then inserted the same lexemes, and one load failed on the unique key.
+    import threading
+
+    from django.db import connections
+
+    from pubmed.services.store import lexeme_stats_refresh
+
+    abstracts_upsert(records=list(recorded_records.values())[:5], embed=False)
+    rounds, errors = 12, []
+    start = threading.Barrier(2)
+
+    def refresh() -> None:
+        try:
+            for _ in range(rounds):
+                start.wait(timeout=30)
+                lexeme_stats_refresh()
+        except Exception as exc:  # collected for the assertion below
+            errors.append(exc)
+            start.abort()
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=refresh) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert errors == []
+    total = AbstractChunk.objects.count()
+    assert LexemeStat.objects.get(lexeme="").ndoc == total > 0
+    assert LexemeStat.objects.filter(lexeme="").count() == 1
