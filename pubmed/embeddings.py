@@ -459,8 +459,9 @@ def embed_cached(texts: Sequence[str]) -> np.ndarray:
     the cache is bounded and cleared whole when full. Each text is embedded on its own: the int8 model
     quantises activations over the whole batch, so a text's vector moved with its batch-mates (cosine
     down to 0.988 against its own), enough to flip a claim verdict at the support threshold depending on
-    what happened to be embedded beside it. Alone, a text always gets the same vector, and on this CPU
-    40 sentences one by one took 132 ms against 190 ms batched (no padding).
+    what happened to be embedded beside it. Alone, a text always gets the same vector. The price is
+    speed: on the 2-core machine 20 abstracts took ~515 ms one by one against ~400-460 ms batched, 40
+    short texts ~240 against ~150 ms (answer p50 on PubMedQA 143 → 152 ms).
     """
     key = (str(settings.EMBEDDING_MODEL), str(settings.EMBEDDING_BACKEND))
     # Read into a local dict first: another thread (hybrid search embeds its query in one) may clear the cache.
