@@ -72,7 +72,7 @@ _GENERIC_TEXT = """
     enough sufficient sufficiently feasible accurate accurately reliable reliably
     realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
     really truly matter matters place way ways lead leads translate translates undergo undergoes undergoing
-    underwent undergone get gets getting got given giving newly recently currently
+    underwent undergone get gets getting got given giving newly recently currently ok okay fine alright acceptable
 """
 GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)

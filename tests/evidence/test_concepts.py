@@ -38,6 +38,7 @@ def concepts_of(question, seeded):
         ),
         ("Is metformin safe in eGFR 35?", "KDIGO guidance on evaluating chronic kidney disease.", 0.5),
         ("Do statins help pts with T2DM?", "Statin therapy in type 2 diabetes mellitus lowered events.", 1.0),
+        ("Steroids in pneumonia?", "Corticosteroids were not recommended routinely in pneumonia.", 1.0),
         (
             "Remodelling of the left ventricle after MI?",
             "Remodeling of the left ventricle after myocardial infarction.",
@@ -74,6 +75,7 @@ def test_older_age_in_any_wording_is_one_population_concept(seeded):
         ("Best first-line tx for newly diagnosed T2DM with ASCVD?", ["diabetes mellitus", "ASCVD"]),
         ("Metformin in patients diagnosed with prediabetes?", ["metformin", "prediabetes"]),
         ("How is PE diagnosed in pregnancy?", ["diagnosis", "PE", "pregnancy"]),
+        ("Is apixaban OK in ESRD?", ["anticoagulation", "dialysis / end-stage kidney disease"]),
     ],
 )
 def test_concepts_are_what_the_question_is_about_not_how_it_is_asked(seeded, question, labels):
