@@ -55,7 +55,8 @@ class Preview:
         token-by-token stream costs one rendering per paragraph, not one per token or per line.
         """
         self.text += delta
-        complete = self.text.rfind("\n\n") + 2 if "\n\n" in self.text[self.rendered_upto :] else self.rendered_upto
+        end = self.text.rfind("\n\n", self.rendered_upto)
+        complete = end + 2 if end >= 0 else self.rendered_upto
         fields = {"tail": self.text[complete:]}
         if complete > self.rendered_upto:
             fields["html"] = str(render_preview_html(self.text[self.rendered_upto : complete]))

@@ -32,7 +32,8 @@ META = re.compile(
     r"^\W*(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
     r"i could not find|neither the curated|what the evidence does not cover|"
     r"accept |dismiss |(?:here (?:is|are)|try|run)\b[^.]*\b(?:search|query|suggestion|column)|"
-    r"(?:this|the) (?:search|query|column|suggestion)s?\b)",
+    r"(?:this|the) (?:search|query|column|suggestion)s? (?:will |would )?"
+    r"(?:narrow|restrict|limit|filter|keep|broaden|widen|add|run|look|is added|appears|is below)\w*)",
     re.IGNORECASE,
 )
 NAME_REMOVED = "named study without a verified identifier"

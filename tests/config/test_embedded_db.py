@@ -27,11 +27,12 @@ def test_missing_or_unreadable_handle_list_is_left_alone(tmp_path):
     assert (tmp_path / ".handle_pids.json").read_text() == "not json"
 
 
-def test_shared_buffers_default_to_a_quarter_of_memory_within_bounds_or_the_setting():
+@pytest.mark.parametrize(("memory_gb", "expected_mb"), [(0.25, 128), (1, 256), (24, 6144), (100, 8192)])
+def test_shared_buffers_default_to_a_quarter_of_memory_within_bounds(monkeypatch, memory_gb, expected_mb):
     import psutil
 
-    quarter = psutil.virtual_memory().total // 4 // (1024 * 1024)
-    assert shared_buffers_mb({}) == max(128, min(8192, quarter))
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: type("Memory", (), {"total": int(memory_gb * 2**30)}))
+    assert shared_buffers_mb({}) == expected_mb
     assert shared_buffers_mb({"EMBEDDED_DB_SHARED_BUFFERS_MB": " 512 "}) == 512
 
 

@@ -20,6 +20,10 @@ from chat.pipeline.support import META
         ("I recommend adding metformin for this patient.", False),
         ("Try a lower dose of warfarin in the elderly.", False),
         ("Add a statin after the infarction.", False),
+        ("This search narrows to phase 3 pembrolizumab trials.", True),
+        # A finding put in the search's or column's mouth is still a claim.
+        ("The search shows apixaban lowers stroke in CKD.", False),
+        ("This column confirms that three trials reduced mortality.", False),
     ],
 )
 def test_only_framing_and_page_actions_escape_the_support_check(sentence, framing):
