@@ -16,13 +16,14 @@ export TOKENIZERS_PARALLELISM := false
 # Packages mypy checks; `research` joins once the app exists.
 TYPED  := config evidence pubmed trials chat $(if $(wildcard research/__init__.py),research)
 
-.PHONY: run test smoke install lint typecheck format worker worker-embedding browser clean-db help
+.PHONY: run test smoke install lint typecheck format worker worker-embedding browser clean-db help verifier
 
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
 	@echo "make test    install and run the checks (ruff + mypy + pytest)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
 	@echo "make worker-embedding  a worker for EMBEDDING_QUEUE only, e.g. with EMBEDDING_DEVICE=cuda (README \"Scaling out\")"
+	@echo "make verifier  retrain the claim verifier from ../shared/data (about 50 min on 2 cores)"
 	@echo "make smoke   only the production-stack test (gunicorn+uvicorn, Celery worker and beat; part of make test)"
 
 $(STAMP): pyproject.toml
@@ -75,3 +76,10 @@ format: install
 
 clean-db:
 	rm -rf var/pgdata
+
+# Rebuild the claim verifier from ../shared/data (README "Rebuilding the claim verifier"): about 50 minutes
+# on 2 cores. Stages: NLI pretraining, claim-set fine-tuning, int8 ONNX export with calibration.
+verifier: install
+	$(PY) -m training.verifier pretrain
+	$(PY) -m training.verifier finetune
+	$(PY) -m training.verifier export

@@ -16,8 +16,6 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evidence.claims.judge import SIMILARITY_THRESHOLD
-
 
 class AnswerSettings(BaseModel):
     """Settings for one run of the answer pipeline."""
@@ -72,12 +70,13 @@ class AnswerSettings(BaseModel):
         description="Judgement score above which a source covering the condition and decision addresses the "
         "question directly (what GREEN requires).",
     )
-    claim_support_threshold: float = Field(
-        SIMILARITY_THRESHOLD,
+    claim_support_threshold: float | None = Field(
+        None,
         ge=0,
         le=1,
-        description="Semantic similarity a statement needs with a sentence (or two) of its cited source to count "
-        "as supported, on top of the number, negation and name checks; calibrated by benchmarks/faithfulness.py.",
+        description="Probability of support the claim verifier model must give a sentence (or two) of the cited "
+        "source, on top of the number and name checks; unset: the threshold calibrated with the model "
+        "(evidence/claims/model/verifier.json).",
     )
     repair_max_sources: int = Field(
         5,
@@ -110,6 +109,11 @@ class AnswerSettings(BaseModel):
     live_search_max_results: int = Field(10, ge=1, le=50, description="Most PMIDs the live PubMed search fetches.")
     model_pico: bool = Field(
         True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
+    )
+    model_claim_check: bool = Field(
+        True,
+        description="With an LLM provider, the model also judges the answer's claims against their candidate source "
+        "sentences (one batched call, strict JSON); the local verifier decides where it fails or is off.",
     )
 
     def short_hash(self) -> str:

@@ -199,7 +199,7 @@ def _export_onnx(spec: EmbeddingModelSpec, target: Path) -> None:
         tmp_path.unlink(missing_ok=True)
 
 
-def _optimise_and_quantise(source: Path, target: Path, *, quantise: bool, num_heads: int = 0,
+def optimise_and_quantise(source: Path, target: Path, *, quantise: bool, num_heads: int = 0,
                            hidden_size: int = 0) -> None:
     """Fuse attention/LayerNorm/GELU for ONNX Runtime, then (optionally) quantise weights to int8."""
     import onnx
@@ -251,7 +251,7 @@ def onnx_model_path(spec: EmbeddingModelSpec, *, quantise: bool, cache_dir: Path
             logger.info("embedding_onnx_export", model=spec.name, target=str(raw))
             _export_onnx(spec, raw)
         config = _read_json(spec.path / "config.json")
-        _optimise_and_quantise(
+        optimise_and_quantise(
             raw,
             final,
             quantise=quantise,

@@ -20,7 +20,7 @@ from chat.generation import Trace, generation_events
 from chat.models import Conversation, Message
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
 from chat.pipeline.support import ClaimRecord, SupportChecker
-from chat.providers import get_provider
+from chat.providers import get_provider, json_completer
 from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
 from chat.services.conversations import (
@@ -148,7 +148,9 @@ def _rules_reply(
             names_rows = answer.kind == COMPUTED and bool(verified["references"])
             detail = "The loaded rows cannot answer this" if answer.kind == CANNOT else "Computed from the loaded rows"
         else:
-            checked, claims, claims_removed, identifiers = _support_checked(_checker(evidence, settings), answer.text)
+            checked, claims, claims_removed, identifiers = _support_checked(
+                _checker(evidence, settings, ask_model=False), answer.text
+            )
             verified = _verified(checked, evidence, repair=settings.repair_max_sources if answer.cites else 0)
             verified["removed"] = identifiers + verified["removed"]
             badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
@@ -186,11 +188,15 @@ def _support_checked(
     return checked, records, claims_removed, identifiers
 
 
-def _checker(evidence: EvidenceSet, settings: AnswerSettings) -> SupportChecker:
+def _checker(evidence: EvidenceSet, settings: AnswerSettings, *, ask_model: bool) -> SupportChecker:
+    """Return the claim checker; `ask_model`: the configured language model also judges the claims."""
     return SupportChecker(
         evidence,
         threshold=settings.claim_support_threshold,
         known_names=list(Abbreviation.objects.values_list("term", flat=True)),
+        complete=json_completer(settings)
+        if ask_model and settings.provider != "extractive" and settings.model_claim_check
+        else None,
     )
 
 
@@ -262,7 +268,7 @@ def _llm_reply(
     toolbox = PageToolbox(page=page, pen_key=pen_key)
     vocabulary, lexicon = load_vocabulary(), Lexicon.load()
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
-    checker = _checker(evidence, settings)
+    checker = _checker(evidence, settings, ask_model=True)
     request = GenerationRequest(
         question=question,
         system_prompt=build_tray_prompt(

@@ -33,8 +33,41 @@ CLAIM_SETS = ("scifact", "citation_integrity", "check_covid", "clinifact")
 _CITATION_MARK = re.compile(r"\s*[\[(][^\[\]()]*<\|[a-z_]+\|>[^\[\]()]*[\])]|<\|[a-z_]+\|>")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
-    "the a an of in on and or to for with by is are was were be been that this these those as at from "
-    "than not no its their it we our".split()
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "and",
+        "or",
+        "to",
+        "for",
+        "with",
+        "by",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "that",
+        "this",
+        "these",
+        "those",
+        "as",
+        "at",
+        "from",
+        "than",
+        "not",
+        "no",
+        "its",
+        "their",
+        "it",
+        "we",
+        "our",
+    ]
 )
 
 
@@ -106,8 +139,9 @@ def closest_sentences(claim: str, sentences: tuple[str, ...], count: int) -> lis
 # --------------------------------------------------------------------------- cases (claim vs abstract)
 
 
-def _scifact_like_cases(dataset: str, claims: Iterator[dict], corpus: dict[int, tuple[str, ...]],
-                        split_of, split: str) -> Iterator[Case]:
+def _scifact_like_cases(
+    dataset: str, claims: Iterator[dict], corpus: dict[int, tuple[str, ...]], split_of, split: str
+) -> Iterator[Case]:
     for record in claims:
         if split_of(record) != split:
             continue
@@ -117,8 +151,12 @@ def _scifact_like_cases(dataset: str, claims: Iterator[dict], corpus: dict[int, 
             sentences = corpus.get(int(doc_id))
             if not sentences or not sets:
                 continue
-            label = {"SUPPORT": SUPPORTED, "ACCURATE": SUPPORTED, "CONTRADICT": CONTRADICTED,
-                     "NOT_ACCURATE": NOT_SUPPORTED}[sets[0]["label"]]
+            label = {
+                "SUPPORT": SUPPORTED,
+                "ACCURATE": SUPPORTED,
+                "CONTRADICT": CONTRADICTED,
+                "NOT_ACCURATE": NOT_SUPPORTED,
+            }[sets[0]["label"]]
             rationale = tuple(sorted({i for s in sets for i in s["sentences"]}))
             yield Case(dataset, f"{record['id']}:{doc_id}", claim, sentences, label, rationale)
         if not evidence:
@@ -162,8 +200,14 @@ def check_covid_cases(split: str) -> Iterator[Case]:
             if not sentences:
                 continue
             rationale = tuple(sorted({e["sent_index"] for e in record.get("evidence_set") or []}))
-            yield Case("check_covid", str(record["id"]), " ".join(record["claim"].split()), sentences,
-                       labels[record["label"]], rationale)
+            yield Case(
+                "check_covid",
+                str(record["id"]),
+                " ".join(record["claim"].split()),
+                sentences,
+                labels[record["label"]],
+                rationale,
+            )
 
 
 def _abstract_sentences(title: str, abstract: str) -> tuple[str, ...]:
@@ -218,7 +262,7 @@ def pairs_from_case(case: Case) -> list[Pair]:
         pairs = [Pair(case.claim, _evidence_text(case.sentences, case.rationale), case.label, source)]
         # Sentences of the same abstract that experts did not mark are (mostly) not evidence.
         others = [i for i in closest_sentences(case.claim, case.sentences, 4) if i not in case.rationale]
-        pairs.extend(Pair(case.claim, case.sentences[i], NOT_ENOUGH_INFO, source) for i in others[:_NEGATIVES[source]])
+        pairs.extend(Pair(case.claim, case.sentences[i], NOT_ENOUGH_INFO, source) for i in others[: _NEGATIVES[source]])
         return pairs
     if case.rationale:  # Check-COVID marks the sentence judged insufficient
         return [Pair(case.claim, _evidence_text(case.sentences, case.rationale), NOT_ENOUGH_INFO, source)]
@@ -234,8 +278,12 @@ def claim_pairs(split: str, datasets: tuple[str, ...] = CLAIM_SETS) -> list[Pair
     return [pair for dataset in datasets for case in cases(dataset, split) for pair in pairs_from_case(case)]
 
 
-_NLI_LABELS = {"entailment": SUPPORTED, "contradiction": CONTRADICTED, "neutral": NOT_ENOUGH_INFO,
-               "not_entailment": NOT_SUPPORTED}
+_NLI_LABELS = {
+    "entailment": SUPPORTED,
+    "contradiction": CONTRADICTED,
+    "neutral": NOT_ENOUGH_INFO,
+    "not_entailment": NOT_SUPPORTED,
+}
 
 
 def nli_pairs() -> list[Pair]:
@@ -244,6 +292,12 @@ def nli_pairs() -> list[Pair]:
     for record in _jsonl(data_root() / "nli" / "pairs.jsonl"):
         label = _NLI_LABELS.get(record["label"])
         if label is not None and record["premise"].strip() and record["hypothesis"].strip():
-            found.append(Pair(" ".join(record["hypothesis"].split()), " ".join(record["premise"].split()),
-                              label, str(record["source"])))
+            found.append(
+                Pair(
+                    " ".join(record["hypothesis"].split()),
+                    " ".join(record["premise"].split()),
+                    label,
+                    str(record["source"]),
+                )
+            )
     return found

@@ -53,10 +53,12 @@ class CrossEncoder(nn.Module):
         self.dropout = nn.Dropout(0.1)
         self.head = nn.Linear(hidden, 3)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                token_type_ids: torch.Tensor) -> torch.Tensor:
-        states = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        states = self.encoder(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(states.dtype)
         pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         return self.head(self.dropout(pooled))
@@ -100,8 +102,9 @@ def loss_fn(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -
     return (per_item * weights[labels]).sum() / weights[labels].sum()
 
 
-def batches(pairs: Sequence[Pair], tokenizer, *, batch_size: int, max_length: int,
-            rng: random.Random) -> list[dict[str, torch.Tensor]]:
+def batches(
+    pairs: Sequence[Pair], tokenizer, *, batch_size: int, max_length: int, rng: random.Random
+) -> list[dict[str, torch.Tensor]]:
     """Shuffle, group similar lengths (less padding), and tokenise each batch; batch order is shuffled."""
     order = list(range(len(pairs)))
     rng.shuffle(order)
@@ -115,8 +118,14 @@ def batches(pairs: Sequence[Pair], tokenizer, *, batch_size: int, max_length: in
     rng.shuffle(grouped)
     out = []
     for group in grouped:
-        encoded = tokenizer([pairs[i].claim for i in group], [pairs[i].evidence for i in group],
-                            truncation="longest_first", max_length=max_length, padding=True, return_tensors="pt")
+        encoded = tokenizer(
+            [pairs[i].claim for i in group],
+            [pairs[i].evidence for i in group],
+            truncation="longest_first",
+            max_length=max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         encoded["labels"] = torch.tensor([pairs[i].label for i in group])
         out.append(dict(encoded))
     return out
@@ -128,11 +137,20 @@ def class_weights(pairs: Sequence[Pair]) -> torch.Tensor:
     totals = [counts[0], counts[1] + counts[NOT_SUPPORTED] / 2, counts[2] + counts[NOT_SUPPORTED] / 2]
     mean = sum(totals) / 3
     exact = [mean / max(t, 1.0) for t in totals]
-    return torch.tensor(exact + [(exact[1] + exact[2]) / 2], dtype=torch.float32)
+    return torch.tensor([*exact, (exact[1] + exact[2]) / 2], dtype=torch.float32)
 
 
-def train(model: CrossEncoder, tokenizer, pairs: Sequence[Pair], *, epochs: float, lr: float,
-          batch_size: int, max_length: int, log_every: int = 50) -> dict:
+def train(
+    model: CrossEncoder,
+    tokenizer,
+    pairs: Sequence[Pair],
+    *,
+    epochs: float,
+    lr: float,
+    batch_size: int,
+    max_length: int,
+    log_every: int = 50,
+) -> dict:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     rng = random.Random(SEED)
     weights = class_weights(pairs)
@@ -164,8 +182,11 @@ def train(model: CrossEncoder, tokenizer, pairs: Sequence[Pair], *, epochs: floa
         running += float(loss.detach())
         if step % log_every == 0 or step == total:
             elapsed = time.monotonic() - started
-            print(f"step {step}/{total} loss {running / log_every:.3f} "
-                  f"({elapsed:.0f} s, {elapsed / step * (total - step):.0f} s left)", flush=True)
+            print(
+                f"step {step}/{total} loss {running / log_every:.3f} "
+                f"({elapsed:.0f} s, {elapsed / step * (total - step):.0f} s left)",
+                flush=True,
+            )
             running = 0.0
     model.eval()
     return {"steps": total, "seconds": round(time.monotonic() - started), "class_weights": weights.tolist()}
@@ -177,8 +198,14 @@ def predict(model: CrossEncoder, tokenizer, pairs: Sequence[Pair], *, max_length
     out = []
     for start in range(0, len(pairs), 64):
         group = pairs[start : start + 64]
-        encoded = tokenizer([p.claim for p in group], [p.evidence for p in group], truncation="longest_first",
-                            max_length=max_length, padding=True, return_tensors="pt")
+        encoded = tokenizer(
+            [p.claim for p in group],
+            [p.evidence for p in group],
+            truncation="longest_first",
+            max_length=max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         out.append(torch.softmax(model(**encoded), dim=-1).numpy())
     return np.vstack(out) if out else np.zeros((0, 3))
 
@@ -190,8 +217,9 @@ def pair_report(name: str, probs: np.ndarray, pairs: Sequence[Pair]) -> dict:
     exact = labels != NOT_SUPPORTED
     accuracy = float((predicted[exact] == labels[exact]).mean()) if exact.any() else float("nan")
     binary = float(((predicted == 0) == (labels == 0)).mean()) if len(labels) else float("nan")
-    print(f"{name}: {len(pairs)} pairs, 3-way accuracy {accuracy:.3f}, supported-vs-not accuracy {binary:.3f}",
-          flush=True)
+    print(
+        f"{name}: {len(pairs)} pairs, 3-way accuracy {accuracy:.3f}, supported-vs-not accuracy {binary:.3f}", flush=True
+    )
     return {"pairs": len(pairs), "accuracy": round(accuracy, 4), "binary_accuracy": round(binary, 4)}
 
 
@@ -203,10 +231,12 @@ def stage_pretrain(args: argparse.Namespace) -> None:
     pairs = pairs[1000 : 1000 + args.limit] if args.limit else pairs[1000:]
     model, tokenizer = load_model(None)
     print(f"pretraining on {len(pairs)} NLI pairs ({args.epochs} epochs)", flush=True)
-    info = train(model, tokenizer, pairs, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                 max_length=args.max_length)
-    info["check"] = pair_report("NLI check (1,000 pairs left out)", predict(model, tokenizer, held,
-                                                                             max_length=args.max_length), held)
+    info = train(
+        model, tokenizer, pairs, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length
+    )
+    info["check"] = pair_report(
+        "NLI check (1,000 pairs left out)", predict(model, tokenizer, held, max_length=args.max_length), held
+    )
     info.update(pairs=len(pairs), epochs=args.epochs, lr=args.lr, seed=SEED)
     save_model(model, tokenizer, WORK / "pretrained", info)
     print(f"saved {WORK / 'pretrained'} after {info['seconds']} s", flush=True)
@@ -224,14 +254,16 @@ def stage_finetune(args: argparse.Namespace) -> None:
         random.Random(SEED).shuffle(nli)  # the order pretraining used: its tail is unseen
         pairs = pairs + nli[-args.nli_mix :]
     print(f"fine-tuning on {len(pairs)} pairs: {dict(Counter(p.source for p in pairs))}", flush=True)
-    info = train(model, tokenizer, pairs, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                 max_length=args.max_length)
+    info = train(
+        model, tokenizer, pairs, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length
+    )
     dev = claimsets.claim_pairs("dev")
     info["dev"] = {}
     for dataset in claimsets.CLAIM_SETS:
         subset = [p for p in dev if p.source == dataset]
-        info["dev"][dataset] = pair_report(f"dev pairs {dataset}",
-                                           predict(model, tokenizer, subset, max_length=args.max_length), subset)
+        info["dev"][dataset] = pair_report(
+            f"dev pairs {dataset}", predict(model, tokenizer, subset, max_length=args.max_length), subset
+        )
     info.update(pairs=len(pairs), epochs=args.epochs, lr=args.lr, seed=SEED)
     save_model(model, tokenizer, WORK / "finetuned", info)
     print(f"saved {WORK / 'finetuned'} after {info['seconds']} s", flush=True)
@@ -247,7 +279,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.verifier", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="stage", required=True)
     pre = sub.add_parser("pretrain", help="train on the public NLI pairs")
-    pre.add_argument("--limit", type=int, default=58000, help="NLI pairs used (the last 2,517 are kept for fine-tuning)")
+    pre.add_argument(
+        "--limit", type=int, default=58000, help="NLI pairs used (the last 2,517 are kept for fine-tuning)"
+    )
     pre.add_argument("--epochs", type=float, default=1.0)
     pre.add_argument("--lr", type=float, default=6e-5)
     pre.add_argument("--batch-size", type=int, default=32)

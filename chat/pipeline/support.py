@@ -17,8 +17,25 @@ from dataclasses import asdict, dataclass, field, replace
 import structlog
 
 from chat.pipeline.state import AnswerRun, TraceStep, plural
+from chat.providers import json_completer
 from evidence.citations.parse import extract_mentions
-from evidence.claims import Claim, PassageCache, Quote, judge_claim, remove_dangling, split_claims, study_names
+from evidence.claims import (
+    CONTRADICTED,
+    NOT_ENOUGH_INFO,
+    SUPPORTED,
+    Candidate,
+    Claim,
+    PassageCache,
+    Quote,
+    decide,
+    get_verifier_model,
+    judge_claim,
+    remove_dangling,
+    score_claim,
+    split_claims,
+    study_names,
+)
+from evidence.claims.llm_check import JsonCompleter, llm_verdicts
 from evidence.models import Abbreviation
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from pubmed.embeddings import embed_cached
@@ -54,6 +71,12 @@ class ClaimRecord:
     support: list[dict[str, str]] = field(default_factory=list)
     reason: str = ""
     repaired: bool = False
+    # "supported", "contradicted" (`support` then quotes the contradicting sentences) or "not_enough_info".
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            self.verdict = SUPPORTED if self.supported else NOT_ENOUGH_INFO
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -66,13 +89,17 @@ class SupportChecker:
         self,
         evidence: EvidenceSet,
         *,
-        threshold: float,
+        threshold: float | None,
         known_names: Sequence[str] = (),
+        complete: JsonCompleter | None = None,
     ) -> None:
         self.evidence = evidence
         self.threshold = threshold
         self.known_names = list(known_names)
         self.cache = PassageCache()
+        # With a language model configured, its verdicts (one batched call per checked answer) decide.
+        self.complete = complete
+        self.model_verdicts: dict[tuple[str, tuple[str, ...]], tuple[str, Candidate | None]] = {}
 
     def passages(self, doc_ids: Sequence[str]) -> list[EvidenceSource]:
         """Return the citable text of each document: every chunk, a library study with its name and title."""
@@ -87,8 +114,8 @@ class SupportChecker:
                 found.append(chunk)
         return found
 
-    def judge(self, claim: Claim) -> ClaimRecord:
-        """Return the verdict on one claim: supported by what it cites, repaired, or not supported."""
+    def _plain(self, claim: Claim) -> tuple[str, list[str]]:
+        """Return the claim's text without identifiers and unverifiable names, and the documents it cites."""
         mentions = extract_mentions(claim.text, self.evidence)
         cited = [m.source.doc_id for m in mentions if m.source is not None]
         # Identifiers are checked by citation verification (their digits are not the claim's numbers);
@@ -98,21 +125,57 @@ class SupportChecker:
         for start, end in sorted(set(spans), reverse=True):
             bare = bare[:start] + bare[end:]
         plain = _EMPTY_BRACKETS.sub("", _BOTTOM_LINE.sub("", replace(claim, text=bare).plain))
-        plain = re.sub(r"\s+([.,;:!?])", r"\1", plain).strip()
+        return re.sub(r"\s+([.,;:!?])", r"\1", plain).strip(), cited
+
+    def ask_model(self, text: str) -> None:
+        """Have the configured language model judge the cited claims of `text` in one call (kept for `judge`)."""
+        if self.complete is None:
+            return
+        keys, scored = [], []
+        for claim in split_claims(text):
+            if META.match(claim.plain) or claim.dangling:
+                continue
+            plain, cited = self._plain(claim)
+            passages = self.passages(cited) if cited else []
+            if not passages or _verbatim(plain, passages):
+                continue
+            keys.append((plain, tuple(cited)))
+            scored.append(
+                score_claim(plain, passages, embed=embed_cached, model=get_verifier_model(), cache=self.cache)
+            )
+        for index, answer in llm_verdicts(scored, self.complete).items():
+            self.model_verdicts[keys[index]] = (answer.verdict, answer.candidate)
+
+    def judge(self, claim: Claim) -> ClaimRecord:
+        """Return the verdict on one claim: supported by what it cites, repaired, or not supported."""
+        plain, cited = self._plain(claim)
         if cited:
-            verdict = self._verdict(plain, self.passages(cited))
-            if verdict[0]:
-                return ClaimRecord(plain, list(dict.fromkeys(cited)), True, verdict[1])
-            return ClaimRecord(plain, list(dict.fromkeys(cited)), False, reason=verdict[2])
+            verdict, quotes, reason = self._verdict(
+                plain, self.passages(cited), self.model_verdicts.get((plain, tuple(cited)))
+            )
+            return ClaimRecord(plain, list(dict.fromkeys(cited)), verdict == SUPPORTED, quotes, reason, verdict=verdict)
         named = [doc_id for pattern, doc_id in self.evidence.name_patterns() if pattern.search(claim.text)]
         if named:  # citation verification gives a named library study its identifier
-            supported, quotes, reason = self._verdict(plain, self.passages(named))
-            if supported:
-                return ClaimRecord(plain, list(dict.fromkeys(named)), True, quotes)
+            verdict, quotes, reason = self._verdict(plain, self.passages(named))
+            if verdict != NOT_ENOUGH_INFO:
+                return ClaimRecord(
+                    plain, list(dict.fromkeys(named)), verdict == SUPPORTED, quotes, reason, verdict=verdict
+                )
         admitted = [source.doc_id for source in self.evidence.approved()]
-        supported, quotes, reason = self._verdict(plain, self.passages(admitted)) if admitted else (False, [], "")
-        if supported:
+        verdict, quotes, reason = (
+            self._verdict(plain, self.passages(admitted)) if admitted else (NOT_ENOUGH_INFO, [], "")
+        )
+        if verdict == SUPPORTED:
             return ClaimRecord(plain, [quotes[0]["doc_id"]], True, quotes, repaired=True)
+        if verdict == CONTRADICTED:
+            return ClaimRecord(
+                plain,
+                list(dict.fromkeys(q["doc_id"] for q in quotes)),
+                False,
+                quotes,
+                f"no citation, and an admitted source contradicts it: {reason}",
+                verdict=verdict,
+            )
         return ClaimRecord(
             plain,
             [],
@@ -121,13 +184,26 @@ class SupportChecker:
             + (f" ({reason})" if reason and "cites no source" not in reason else ""),
         )
 
-    def _verdict(self, plain: str, passages: Sequence[EvidenceSource]) -> tuple[bool, list[dict[str, str]], str]:
-        folded = " ".join(plain.split()).rstrip(".").lower()
-        for passage in passages:  # the extractive composer quotes its sources word for word
-            if folded and folded in " ".join(passage.text.split()).lower():
-                return True, [{"doc_id": passage.doc_id, "chunk_id": passage.chunk_id, "quote": plain}], ""
-        verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
-        return verdict.supported, [_quote(q) for q in verdict.support], verdict.reason
+    def _verdict(
+        self, plain: str, passages: Sequence[EvidenceSource], override: tuple[str, Candidate | None] | None = None
+    ) -> tuple[str, list[dict[str, str]], str]:
+        """Return (verdict, quotes, reason): a word-for-word quote is supported; otherwise the verifier decides
+        (the language model's verdict in `override` where it gave one, with the exact checks applied)."""
+        quoted = _verbatim(plain, passages)
+        if quoted is not None:
+            return SUPPORTED, [{"doc_id": quoted.doc_id, "chunk_id": quoted.chunk_id, "quote": plain}], ""
+        if override is None:
+            verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
+        else:
+            model = get_verifier_model()
+            scored = score_claim(plain, passages, embed=embed_cached, model=model, cache=self.cache)
+            verdict = decide(
+                scored,
+                support_threshold=model.config.support_threshold,
+                contradict_threshold=model.config.contradict_threshold,
+                override=override,
+            )
+        return verdict.verdict, [_quote(q) for q in verdict.support], verdict.reason
 
     def unverified_names(self, text: str) -> list[tuple[int, int, str]]:
         """Return (start, end, name) of study names no library entry or source of this turn carries."""
@@ -146,6 +222,7 @@ class SupportChecker:
 
     def check(self, text: str) -> tuple[str, list[ClaimRecord], list[dict[str, str]]]:
         """Return `text` with unsupported claims and unverified study names removed, the records, and removals."""
+        self.ask_model(text)
         removals: list[dict[str, str]] = []
         records: list[ClaimRecord] = []
         for claim in reversed(split_claims(text)):
@@ -155,7 +232,9 @@ class SupportChecker:
             records.append(record)
             if not record.supported:
                 text = text[: claim.start] + text[claim.end :]
-                removals.append({"kind": "claim", "text": record.text, "reason": record.reason})
+                removals.append(
+                    {"kind": "claim", "text": record.text, "reason": record.reason, "verdict": record.verdict}
+                )
                 removals.extend(
                     {"kind": "identifier", "form": m.form, "value": m.value, "text": m.value, "reason": UNVERIFIED}
                     for m in reversed(extract_mentions(claim.text, self.evidence))
@@ -194,6 +273,15 @@ class SupportChecker:
         return cleaned + trailing if cleaned else ""
 
 
+def _verbatim(plain: str, passages: Sequence[EvidenceSource]) -> EvidenceSource | None:
+    """Return the passage that contains `plain` word for word (the extractive composer quotes its sources)."""
+    folded = " ".join(plain.split()).rstrip(".").lower()
+    for passage in passages:
+        if folded and folded in " ".join(passage.text.split()).lower():
+            return passage
+    return None
+
+
 def _quote(quote: Quote) -> dict[str, str]:
     return {"doc_id": quote.doc_id, "chunk_id": quote.chunk_id, "quote": quote.quote}
 
@@ -207,12 +295,29 @@ def tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+def contradiction_notice(records: Sequence[ClaimRecord]) -> str:
+    """Return a paragraph saying so when the source cited for the answer's first statement contradicts it."""
+    first = next(iter(records), None)
+    if first is None or first.verdict != CONTRADICTED or not first.support:
+        return ""
+    quote = first.support[0]
+    sentence = " ".join(item["quote"] for item in first.support if item["doc_id"] == quote["doc_id"])
+    return (
+        "The opening statement of the drafted answer was removed because the source it cited says otherwise. "
+        f"That source reports: {sentence.rstrip()} [citation:{quote['doc_id']}:{quote['chunk_id']}]\n\n"
+    )
+
+
 def checker_for(run: AnswerRun) -> SupportChecker:
     """Return the support checker for this run's admitted evidence."""
     assert run.evidence is not None
     names = [name for study in run.library for name in (study.study_name, *study.aliases) if name]
     known = names + list(Abbreviation.objects.values_list("term", flat=True))
-    return SupportChecker(run.evidence, threshold=run.settings.claim_support_threshold, known_names=known)
+    asks_model = run.settings.provider != "extractive" and run.settings.model_claim_check
+    complete = json_completer(run.settings) if asks_model else None
+    return SupportChecker(
+        run.evidence, threshold=run.settings.claim_support_threshold, known_names=known, complete=complete
+    )
 
 
 def check_support(run: AnswerRun) -> TraceStep:
@@ -220,7 +325,10 @@ def check_support(run: AnswerRun) -> TraceStep:
     if run.generation is None or run.evidence is None or run.generation.details.get("abstained"):
         return TraceStep("support", "Checked every statement against its source", "No statement to check.", {})
     checker = run.checker or checker_for(run)
+    if run.composed_by == "extractive":  # the extractive composer quotes; a failed model is not asked again
+        checker.complete = None
     text, records, removals = checker.check(run.generation.text)
+    text = contradiction_notice(records) + text
     run.generation = replace(run.generation, text=text)
     run.claims = records
     run.claims_removed = [r for r in removals if r["kind"] != "identifier"]
@@ -228,6 +336,7 @@ def check_support(run: AnswerRun) -> TraceStep:
     for item in run.identifiers_removed:
         logger.warning("citation_hallucinated", intent=run.intent, form=item["form"], identifier=item["value"])
     removed = sum(1 for r in removals if r["kind"] == "claim")
+    contradicted = sum(1 for r in removals if r["kind"] == "claim" and r.get("verdict") == CONTRADICTED)
     names_removed = [r["text"] for r in removals if r["kind"] == "study_name"]
     kept = sum(1 for r in records if r.supported)
     return TraceStep(
@@ -235,6 +344,7 @@ def check_support(run: AnswerRun) -> TraceStep:
         "Checked every statement against its source",
         f"{plural(kept, 'statement', 'statements')} supported by the cited text; "
         f"{plural(removed, 'statement', 'statements')} removed as unsupported"
+        + (f" ({contradicted} contradicted by the source it cites)" if contradicted else "")
         + (f"; study names removed (no verified identifier): {', '.join(names_removed)}" if names_removed else "")
         + (
             f"; {sum(1 for r in records if r.repaired)} uncited statement(s) given the source that says them"

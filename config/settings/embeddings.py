@@ -58,3 +58,8 @@ CELERY_TASK_ROUTES = {
         "pubmed.tasks.refresh_stale_abstracts_task",
     )
 }
+
+# The claim verifier (evidence/claims/model.py): a directory holding model.onnx, tokenizer.json and
+# verifier.json. Default: the model trained here and shipped in the repository; rebuild with `make verifier`.
+VERIFIER_MODEL = Path(env.str("VERIFIER_MODEL", default=str(BASE_DIR / "evidence" / "claims" / "model")))
+VERIFIER_THREADS = env.int("VERIFIER_THREADS", default=0)

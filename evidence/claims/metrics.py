@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence.claims.judge import SIMILARITY_THRESHOLD, Embed, Passage, PassageCache, judge_claim
+from evidence.claims.judge import Embed, Passage, PassageCache, judge_claim
 from evidence.claims.splitting import split_claims
 
 
@@ -40,7 +40,7 @@ def citation_metrics(
     answers: Sequence[tuple[str, Sequence[Passage]]],
     *,
     embed: Embed,
-    threshold: float = SIMILARITY_THRESHOLD,
+    threshold: float | None = None,
 ) -> CitationMetrics:
     """Return citation recall and precision over (answer text, its numbered sources) pairs.
 

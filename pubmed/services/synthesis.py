@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from evidence.claims import PassageCache, PassageText, judge_claim, polarity_of
+from evidence.claims import CONTRADICTED, PassageCache, PassageText, judge_claim, polarity_of
 from evidence.text import split_sentences
 from pubmed.embeddings import embed_cached
 from pubmed.prompts import SYNTHESIS_SCHEMA, JsonCompleter, checked_reply, synthesis_prompt
@@ -160,10 +160,13 @@ class _Verifier:
         self.cache = PassageCache()
 
     def check(self, text: str, pmids: Sequence[str]) -> tuple[bool, str, str]:
-        """Return (supported, supporting quote, reason) for `text` against the abstracts of `pmids`."""
+        """Return (supported, quote, reason) for `text` against the abstracts of `pmids`; the quote is the
+        supporting sentence, or for a contradicted statement the sentence that contradicts it."""
         passages = [self.passages[p] for p in pmids if p in self.passages]
         verdict = judge_claim(text, passages, embed=embed_cached, cache=self.cache)
         quote = " ".join(q.quote for q in verdict.support)
+        if verdict.verdict == CONTRADICTED:
+            return False, quote, f"contradicted: {verdict.reason}"
         return verdict.supported, quote, verdict.reason
 
 

@@ -96,6 +96,8 @@ def llm_settings() -> Callable[..., AnswerSettings]:
             "max_tool_rounds": 3,
             # The scripted fake servers answer the generation; the model-PICO call has its own test.
             "model_pico": False,
+            # Likewise the model's claim check (tests/chat/test_llm_claim_check.py turns it on).
+            "model_claim_check": False,
         }
         values.update(overrides)
         return answer_settings(**values)

@@ -1,0 +1,114 @@
+"""The claim verifier model: a cross-encoder trained here (training/verifier.py), run with ONNX Runtime.
+
+`VERIFIER_MODEL` names a directory with `model.onnx` (int8), `tokenizer.json` and `verifier.json`
+(labels, maximum length, calibrated thresholds, the model file's sha256). The default is the model
+shipped in `evidence/claims/model/`. Nothing is downloaded; a missing, altered or unreadable model
+raises `VerifierModelError` with the command that rebuilds it — there is no fall-back to rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REBUILD = 'rebuild it with `make verifier` (README "Rebuilding the claim verifier") or point VERIFIER_MODEL at one'
+LABELS = ("supported", "contradicted", "not_enough_info")
+
+
+class VerifierModelError(RuntimeError):
+    """The claim verifier model is missing, altered or cannot be loaded."""
+
+
+@dataclass(frozen=True)
+class VerifierConfig:
+    path: Path
+    max_length: int
+    support_threshold: float
+    contradict_threshold: float
+    sha256: str
+
+
+def read_config(path: Path) -> VerifierConfig:
+    """Return the model directory's settings, checking that its three files are there and the weights intact."""
+    missing = [name for name in ("model.onnx", "tokenizer.json", "verifier.json") if not (path / name).is_file()]
+    if missing:
+        raise VerifierModelError(f"claim verifier model at {path} lacks {', '.join(missing)}; {REBUILD}")
+    try:
+        raw = json.loads((path / "verifier.json").read_text())
+        config = VerifierConfig(
+            path,
+            int(raw["max_length"]),
+            float(raw["support_threshold"]),
+            float(raw["contradict_threshold"]),
+            str(raw["sha256"]),
+        )
+        if tuple(raw["labels"]) != LABELS:
+            raise ValueError(f"labels {raw['labels']} are not {list(LABELS)}")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise VerifierModelError(
+            f"claim verifier settings {path / 'verifier.json'} are unreadable ({exc}); {REBUILD}"
+        ) from exc
+    digest = hashlib.sha256((path / "model.onnx").read_bytes()).hexdigest()
+    if digest != config.sha256:
+        raise VerifierModelError(
+            f"claim verifier weights {path / 'model.onnx'} do not match verifier.json (sha256 {digest[:12]}…, "
+            f"expected {config.sha256[:12]}…); {REBUILD}"
+        )
+    return config
+
+
+class ClaimVerifierModel:
+    """Probabilities of supported / contradicted / not enough information for (claim, evidence) pairs."""
+
+    def __init__(self, path: Path, *, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.config = read_config(path)
+        try:
+            options = ort.SessionOptions()
+            if threads:
+                options.intra_op_num_threads = threads
+            self.session = ort.InferenceSession(str(path / "model.onnx"), options, providers=["CPUExecutionProvider"])
+            self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        except Exception as exc:  # onnxruntime and tokenizers raise their own types for unreadable files
+            raise VerifierModelError(f"claim verifier model at {path} cannot be loaded ({exc}); {REBUILD}") from exc
+        self.tokenizer.enable_truncation(self.config.max_length, strategy="longest_first")
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def probabilities(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
+        """Return an (n, 3) array: for each evidence text, P(supported), P(contradicted), P(not enough info)."""
+        if not evidence:
+            return np.zeros((0, 3), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch([(claim, text) for text in evidence])
+        feeds = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        logits = self.session.run(["logits"], {k: v for k, v in feeds.items() if k in self.inputs})[0]
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+_MODELS: dict[Path, ClaimVerifierModel] = {}
+_LOCK = threading.Lock()
+
+
+def get_verifier_model(path: Path | None = None) -> ClaimVerifierModel:
+    """Return the process's verifier model for `path` (default: settings.VERIFIER_MODEL), loading it once."""
+    from django.conf import settings
+
+    target = Path(path or settings.VERIFIER_MODEL).expanduser().resolve()
+    with _LOCK:
+        model = _MODELS.get(target)
+        if model is None:
+            model = _MODELS[target] = ClaimVerifierModel(target, threads=int(settings.VERIFIER_THREADS))
+        return model
