@@ -18,7 +18,16 @@ import structlog
 
 from chat.pipeline.state import AnswerRun, TraceStep, plural
 from evidence.citations.parse import extract_mentions
-from evidence.claims import Claim, PassageCache, Quote, judge_claim, remove_dangling, split_claims, study_names
+from evidence.claims import (
+    Claim,
+    PassageCache,
+    Quote,
+    judge_claim,
+    remove_dangling,
+    split_claims,
+    study_names,
+    verbatim_quote,
+)
 from evidence.models import Abbreviation
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from pubmed.embeddings import embed_cached
@@ -122,10 +131,9 @@ class SupportChecker:
         )
 
     def _verdict(self, plain: str, passages: Sequence[EvidenceSource]) -> tuple[bool, list[dict[str, str]], str]:
-        folded = " ".join(plain.split()).rstrip(".").lower()
-        for passage in passages:  # the extractive composer quotes its sources word for word
-            if folded and folded in " ".join(passage.text.split()).lower():
-                return True, [{"doc_id": passage.doc_id, "chunk_id": passage.chunk_id, "quote": plain}], ""
+        quoted = verbatim_quote(plain, passages)  # the extractive composer quotes its sources word for word
+        if quoted is not None:
+            return True, [_quote(quoted)], ""
         verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
         return verdict.supported, [_quote(q) for q in verdict.support], verdict.reason
 

@@ -23,6 +23,7 @@ from evidence.claims.splitting import (
     remove_dangling,
     split_claims,
 )
+from evidence.claims.verbatim import verbatim_quote
 
 __all__ = [
     "SIMILARITY_THRESHOLD",
@@ -52,4 +53,5 @@ __all__ = [
     "remove_dangling",
     "split_claims",
     "study_names",
+    "verbatim_quote",
 ]
