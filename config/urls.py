@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("", include("research.urls")),
     path("library/", include("evidence.urls")),
+    path("check/", include("evidence.check_urls")),
     path("tablizer/", include("pubmed.urls")),
     path("trialscout/", include("trials.urls")),
     path("chat/", include("chat.urls")),

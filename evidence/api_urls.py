@@ -1,8 +1,14 @@
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from evidence.apis import StudyViewSet
+from evidence.apis import ClaimCheckApi, StudyViewSet
 
 router = SimpleRouter()
 router.register("studies", StudyViewSet, basename="study")
 
-urlpatterns = router.urls
+urlpatterns = [
+    # The documented contract has no trailing slash.
+    path("claims/check", ClaimCheckApi.as_view(), name="evidence-api-claims-check"),
+    path("claims/check/", ClaimCheckApi.as_view(), name="evidence-api-claims-check-slash"),
+    *router.urls,
+]

@@ -1,4 +1,4 @@
-"""`/api/v1/studies/`: the library for API consumers; curators write."""
+"""`/api/v1/studies/`: the library for API consumers; curators write. `/api/v1/claims/check`: the citation checker."""
 
 from __future__ import annotations
 
@@ -9,15 +9,23 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from config.api import CuratorWriteOrReadOnly
 from config.inputs import check_no_nul, parse_ascii_int
 from evidence import identifiers
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import study_search
+from evidence.services.citation_check import (
+    CHECK_MAX_CHARS,
+    KINDS,
+    STATUSES,
+    CitationCheckInputError,
+    citations_check,
+)
 from evidence.services.library import study_create, study_delete, study_update
 
 # Fields an API consumer sees and a curator may write (the output adds ids, links and timestamps).
@@ -177,3 +185,83 @@ class StudyViewSet(viewsets.ModelViewSet):
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         study_delete(study=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- POST /api/v1/claims/check: the citation checker ------------------------------------------
+
+
+class ClaimCheckInputSerializer(serializers.Serializer):
+    text = serializers.CharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text=f"Prose citing PMIDs, DOIs, NCT numbers or PMC ids; at most {CHECK_MAX_CHARS:,} characters.",
+    )
+
+
+class CitedIdentifierSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=[(kind, kind) for kind in KINDS])
+    value = serializers.CharField(help_text="As written in the text (digits only for a PMID).")
+    # DRF moves declared fields off the class, so this does not shadow Field.label at run time.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text='How it is cited, e.g. "PMID 22663011"; quotes name it so.'
+    )
+    url = serializers.CharField(help_text="Direct link: PubMed, doi.org, ClinicalTrials.gov or PubMed Central.")
+    found = serializers.BooleanField(help_text="Its text is in the library, the stored abstracts or trials.")
+    available = serializers.BooleanField(help_text="False when PubMed could not be reached to fetch it.")
+    title = serializers.CharField()
+    retracted = serializers.BooleanField()
+
+
+class SourceQuoteSerializer(serializers.Serializer):
+    identifier = serializers.CharField(help_text="The label of the identifier quoted.")
+    text = serializers.CharField()
+
+
+class SentenceCheckSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    identifiers = CitedIdentifierSerializer(many=True)
+    status = serializers.ChoiceField(choices=[(status, status) for status in STATUSES])
+    quotes = SourceQuoteSerializer(many=True)
+    reason = serializers.CharField()
+    score = serializers.FloatField(allow_null=True, help_text="The verifier's probability for its verdict.")
+
+
+class ClaimCheckOutputSerializer(serializers.Serializer):
+    sentences = SentenceCheckSerializer(many=True)
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="Sentences per status.")
+
+
+class ClaimCheckRefused(APIException):
+    """The text cannot be checked as sent (empty, too long, no or malformed identifiers)."""
+
+    status_code: int = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid"
+
+    def __init__(self, error: CitationCheckInputError) -> None:
+        self.status_code = error.status
+        super().__init__(detail=error.message, code=error.code)
+
+
+class ClaimCheckApi(APIView):
+    """Check each sentence of a text against the PMIDs, DOIs and NCT numbers it cites."""
+
+    @extend_schema(
+        request=ClaimCheckInputSerializer,
+        responses={200: ClaimCheckOutputSerializer},
+        summary="Check the citations of any text",
+        description=(
+            "Each sentence comes back `supported`, `contradicted`, `not_supported`, `identifier_not_found`, "
+            "`source_unavailable` (PubMed could not be reached) or `no_citation` (not checked), with the quoted "
+            "source sentences. PMIDs not stored yet are fetched from PubMed and stored. Errors: 400 "
+            "(`empty_text`, `no_identifiers`, `malformed_identifier`, `too_many_identifiers`, `no_sentences`), "
+            "413 (`text_too_long`)."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = ClaimCheckInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            check = citations_check(text=serializer.validated_data["text"])
+        except CitationCheckInputError as exc:
+            raise ClaimCheckRefused(exc) from exc
+        return Response(ClaimCheckOutputSerializer(check).data)

@@ -1,7 +1,8 @@
-"""The public library pages: search and filter the curated studies, read one study."""
+"""The public library pages (search and filter the curated studies, read one study) and the citation checker."""
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -10,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from evidence.apis import parse_study_filters
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import library_tag_names, study_search
+from evidence.services.citation_check import CHECK_MAX_CHARS, CitationCheckInputError, citations_check
 from evidence.tag_names import tag_labels
 
 PAGE_SIZE = 25
@@ -62,3 +64,17 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "tag_names": tag_labels([*study.disease_tags, *study.decision_tags, *study.clinical_settings]),
         },
     )
+
+
+@login_required
+def claim_check(request: HttpRequest) -> HttpResponse:
+    """Show the citation checker; on POST, check the pasted text and show each sentence's status."""
+    text = request.POST.get("text", "") if request.method == "POST" else ""
+    context: dict[str, object] = {"text": text, "max_chars": CHECK_MAX_CHARS, "check": None, "error": ""}
+    status = 200
+    if request.method == "POST":
+        try:
+            context["check"] = citations_check(text=text)
+        except CitationCheckInputError as exc:
+            context["error"], status = exc.message, exc.status
+    return render(request, "evidence/claim_check.html", context, status=status)

@@ -34,6 +34,7 @@ from evidence.claims import (
     score_claim,
     split_claims,
     study_names,
+    verbatim_quote,
 )
 from evidence.claims.llm_check import JsonCompleter, llm_verdicts
 from evidence.models import Abbreviation
@@ -137,7 +138,7 @@ class SupportChecker:
                 continue
             plain, cited = self._plain(claim)
             passages = self.passages(cited) if cited else []
-            if not passages or _verbatim(plain, passages):
+            if not passages or verbatim_quote(plain, passages) is not None:
                 continue
             keys.append((plain, tuple(cited)))
             scored.append(
@@ -189,9 +190,9 @@ class SupportChecker:
     ) -> tuple[str, list[dict[str, str]], str]:
         """Return (verdict, quotes, reason): a word-for-word quote is supported; otherwise the verifier decides
         (the language model's verdict in `override` where it gave one, with the exact checks applied)."""
-        quoted = _verbatim(plain, passages)
+        quoted = verbatim_quote(plain, passages)  # the extractive composer quotes its sources word for word
         if quoted is not None:
-            return SUPPORTED, [{"doc_id": quoted.doc_id, "chunk_id": quoted.chunk_id, "quote": plain}], ""
+            return SUPPORTED, [_quote(quoted)], ""
         if override is None:
             verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
         else:
@@ -271,15 +272,6 @@ class SupportChecker:
                 segment = segment[: claim.start] + segment[claim.end :]
         cleaned = tidy(segment)
         return cleaned + trailing if cleaned else ""
-
-
-def _verbatim(plain: str, passages: Sequence[EvidenceSource]) -> EvidenceSource | None:
-    """Return the passage that contains `plain` word for word (the extractive composer quotes its sources)."""
-    folded = " ".join(plain.split()).rstrip(".").lower()
-    for passage in passages:
-        if folded and folded in " ".join(passage.text.split()).lower():
-            return passage
-    return None
 
 
 def _quote(quote: Quote) -> dict[str, str]:

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from evidence.identifiers import url_key
+from evidence.identifiers import is_doi, is_nct, is_pmid, url_key
 from evidence.sources import EvidenceSet, EvidenceSource
 
 # Placeholders stand for a resolved citation while the text is rewritten; the brackets are
@@ -333,3 +333,34 @@ def identifiers_in(text: str) -> list[tuple[str, str]]:
         elif mention.form == "citation":
             found.append(("citation", mention.value))
     return found
+
+
+# What a reader takes for an identifier because of its label, whether or not the rest is well formed:
+# "PMID 0123", "PMID 1234567890", "NCT0123456", "doi: 10.105/x". Used only to name malformed ones.
+_LABELLED = re.compile(
+    r"\bPMIDs?\s*[:#=]?\s*\d[\d-]*|\bNCT[ _-]?\d(?:[\d -]*\d)?|\bdoi\s*[:#]\s*[^\s<>\"\[\]]+",
+    re.IGNORECASE,
+)
+_WELL_FORMED = {"pmid": is_pmid, "doi": is_doi, "nct": is_nct}
+
+
+def malformed_identifiers(text: str) -> list[str]:
+    """Return, as written, each PMID, DOI or NCT number in `text` that is labelled as one but is not well formed.
+
+    `extract_mentions` finds well-formed identifiers only; a reader still sees "NCT0123456" (seven
+    digits) or "PMID 0123" as a citation, and a checker must say it cannot be one rather than skip it.
+    """
+    text = strip_invisible(text)
+    good: list[tuple[int, int]] = []
+    found: list[str] = []
+    for mention in extract_mentions(text, EvidenceSet()):
+        check = _WELL_FORMED.get(mention.form)
+        # A citation marker or a link is read as a whole: "pmid:123" inside one is not a loose label.
+        if check is None or check(mention.value):
+            good.append((mention.start, mention.end))
+        else:  # one span may hold a list ("PMID 0123; PMID 22663011"): name the bad value only
+            found.append(f"PMID {mention.value}" if mention.form == "pmid" else mention.value)
+    for match in _LABELLED.finditer(text):
+        if not any(start < match.end() and match.start() < end for start, end in good):
+            found.append(match.group(0).rstrip(".,;:)").strip())
+    return list(dict.fromkeys(found))

@@ -31,6 +31,7 @@ from evidence.claims.splitting import (
     remove_dangling,
     split_claims,
 )
+from evidence.claims.verbatim import verbatim_quote
 
 __all__ = [
     "CONTRADICTED",
@@ -70,4 +71,5 @@ __all__ = [
     "score_claim",
     "split_claims",
     "study_names",
+    "verbatim_quote",
 ]
