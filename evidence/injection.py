@@ -5,17 +5,29 @@ speaks to a language model or to whoever reads the record as a system - a role m
 "<|im_start|>"), an assistant addressed by name, a request to output, say or cite something, a rule
 to ignore, a mode to switch to, markup to emit - is never quoted and never shown to a model.
 
-The detector is a set of named signals over one sentence. Each signal alone marks the sentence: the
-signals are written so that each is (nearly) absent from published abstracts. It was developed
-against the development wordings in `tests/evidence/injection_wordings.py` and SciFact sentences,
-and is measured, never tuned, on the held-out wordings and every PubMedQA context sentence
-(`benchmarks/injection.py`; figures in benchmarks/README.md).
+Two parts, either of which marks a sentence: named signals (rules, each alone nearly absent from
+published abstracts) and a small trained classifier - logistic regression over hashed character and
+word n-grams, weights in `injection_model/` (trained by `python -m training.injection`; card in
+`injection_model/MODEL_CARD.md`). The rules name why a sentence was flagged; the classifier catches
+wordings the rules do not know. Both were developed on the project's own development wordings
+(`tests/evidence/injection_wordings.py`) and SciFact sentences, and are measured, never tuned, on
+held-out wordings and every PubMedQA context sentence (`benchmarks/injection.py`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
+import zlib
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+MODEL_DIR = Path(__file__).resolve().parent / "injection_model"
+DIMENSION = 1 << 18
+CLASSIFIER_SIGNAL = "classifier"
 
 # Whoever a planted instruction speaks to. "model" and "assistant" alone are ordinary words in
 # abstracts (a regression model, a physician assistant); they count only where addressed.
@@ -214,12 +226,61 @@ def normalised(sentence: str) -> str:
     return " ".join(_INVISIBLE.sub("", text).split())
 
 
+_WORD = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+
+
+def feature_indices(sentence: str) -> np.ndarray:
+    """Return the hashed feature indices of `sentence`: character 3-5-grams, words and word pairs.
+
+    Digits are folded to 0 (a PMID is a shape, not a word) and case is ignored.
+    """
+    text = re.sub(r"\d", "0", normalised(sentence).lower())
+    padded = f" {text} "
+    grams = [padded[start : start + size] for size in (3, 4, 5) for start in range(len(padded) - size + 1)]
+    words = _WORD.findall(text)
+    grams += [f"w:{word}" for word in words] + [f"b:{left} {right}" for left, right in itertools.pairwise(words)]
+    return np.unique(np.fromiter((zlib.crc32(gram.encode()) % DIMENSION for gram in grams), dtype=np.int64))
+
+
+class InstructionClassifier:
+    """The trained part of the detector: sentence in, probability-like score out."""
+
+    def __init__(self, weights: np.ndarray, bias: float, threshold: float) -> None:
+        self.weights = weights.astype(np.float32)
+        self.bias = bias
+        self.threshold = threshold
+
+    @classmethod
+    def load(cls, directory: Path = MODEL_DIR) -> InstructionClassifier:
+        with np.load(directory / "weights.npz") as stored:
+            return cls(stored["weights"], float(stored["bias"]), float(stored["threshold"]))
+
+    def score(self, sentence: str) -> float:
+        """Return the classifier's logit for `sentence` (>= `threshold` reads as an instruction)."""
+        indices = feature_indices(sentence)
+        if not len(indices):
+            return self.bias
+        return float(self.weights[indices].sum() / np.sqrt(len(indices)) + self.bias)
+
+    def flags(self, sentence: str) -> bool:
+        return self.score(sentence) >= self.threshold
+
+
+@lru_cache(maxsize=1)
+def classifier() -> InstructionClassifier:
+    """Return the shipped classifier (loaded once)."""
+    return InstructionClassifier.load()
+
+
 def instruction_signals(sentence: str) -> list[str]:
     """Return the names of the signals that mark `sentence` as an instruction (empty for ordinary prose)."""
     text = normalised(sentence)
     if not text:
         return []
-    return [name for name, pattern in SIGNALS.items() if pattern.search(text)]
+    found = [name for name, pattern in SIGNALS.items() if pattern.search(text)]
+    if classifier().flags(text):
+        found.append(CLASSIFIER_SIGNAL)
+    return found
 
 
 def is_instruction(sentence: str) -> bool:
