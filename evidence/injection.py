@@ -283,9 +283,16 @@ def instruction_signals(sentence: str) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=65536)
 def is_instruction(sentence: str) -> bool:
     """Return True when `sentence` speaks to a language model or to its reader as a system."""
     return bool(instruction_signals(sentence))
+
+
+def is_role_marker(text: str) -> bool:
+    """Return True when `text` opens with a role marker ("SYSTEM:", "[INST]") rather than, say, a section label."""
+    normal = normalised(text)
+    return bool(SIGNALS["role_marker"].search(normal) or SIGNALS["chat_template"].search(normal))
 
 
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.IGNORECASE)

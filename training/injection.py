@@ -66,6 +66,16 @@ def augmented(positives: Sequence[str]) -> list[str]:
     return list(found)
 
 
+@dataclass(frozen=True)
+class TrainedModel:
+    """The classifier as shipped: float16 weights, bias, threshold, and how it was made."""
+
+    weights: np.ndarray
+    bias: float
+    threshold: float
+    metadata: dict[str, object]
+
+
 def _encode(sentences: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (indices, values, offsets) of the L2-normalised binary feature vectors, CSR-style."""
     indices, values, offsets = [], [], [0]
@@ -136,8 +146,8 @@ def _threshold(scores: np.ndarray, max_fpr: float) -> float:
     return float(ordered[allowed] + 1e-4)
 
 
-def train(settings: TrainingSettings, *, dimension: int) -> dict[str, object]:
-    """Run the style check and the final fit; return the model (weights and metadata) as a dict."""
+def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
+    """Run the style check and the final fit; return the model."""
     started = time.monotonic()
     development = wordings.development_wordings()
     first, second = wordings.first_held_out_wordings(), wordings.second_held_out_wordings()
@@ -158,11 +168,11 @@ def train(settings: TrainingSettings, *, dimension: int) -> dict[str, object]:
     train_recall = float((_scores(weights, bias, _encode([*development, *first, *second])) >= threshold).mean())
     print(f"threshold {threshold:.4f}: SciFact validation FPR {validation_fpr:.5f}, training recall {train_recall:.3f}")
     print(f"trained in {time.monotonic() - started:.0f} s")
-    return {
-        "weights": weights.astype(np.float16),
-        "bias": bias,
-        "threshold": threshold,
-        "metadata": {
+    return TrainedModel(
+        weights=weights.astype(np.float16),
+        bias=bias,
+        threshold=threshold,
+        metadata={
             "settings": asdict(settings),
             "dimension": dimension,
             "positives": len(positives),
@@ -171,7 +181,7 @@ def train(settings: TrainingSettings, *, dimension: int) -> dict[str, object]:
             "scifact_validation_fpr": round(validation_fpr, 6),
             "training_recall": round(train_recall, 4),
         },
-    }
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -186,11 +196,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         MODEL_DIR / "weights.npz",
-        weights=model["weights"],
-        bias=np.float32(model["bias"]),
-        threshold=np.float32(model["threshold"]),
+        weights=model.weights,
+        bias=np.float32(model.bias),
+        threshold=np.float32(model.threshold),
     )
-    (MODEL_DIR / "metadata.json").write_text(json.dumps(model["metadata"], indent=2) + "\n")
+    (MODEL_DIR / "metadata.json").write_text(json.dumps(model.metadata, indent=2) + "\n")
     print(f"wrote {MODEL_DIR / 'weights.npz'} and metadata.json")
 
 
