@@ -205,7 +205,7 @@ def search_pubmed(*, query: str, max_results: int = 5) -> ToolOutput:
         sources.append(source)
         authors = ", ".join(summary.authors[:3]) + (" et al." if len(summary.authors) > 3 else "")
         lines.append(
-            f"- PMID {pmid} | {summary.title} | {authors or 'no authors listed'} | {summary.journal} "
+            f"- PMID {pmid} | {source.title} | {authors or 'no authors listed'} | {summary.journal} "
             f"{summary.year or 'n.d.'}"
             + (f" | DOI {summary.doi}" if summary.doi else "")
             + f" | cite as [citation:{source.doc_id}:summary]"
@@ -237,16 +237,17 @@ def get_pubmed_article(*, pmid: str) -> ToolOutput:
     article = found[0]
     if article.is_retracted:
         return ToolOutput(content=f"PMID {article.pmid}: {article.title}\nRETRACTED: {RETRACTED_NOTE}")
-    abstract = article.abstract or "(no abstract)"
-    if len(abstract) > ABSTRACT_TEXT_LIMIT:
-        abstract = abstract[:ABSTRACT_TEXT_LIMIT].rsplit(" ", 1)[0] + " ..."
     source = EvidenceSource.from_article(
         article, origin=ORIGIN_TOOL, chunk_id="abstract", text=article.abstract, tool="get_pubmed_article"
     )
+    # The source's title and text, not the record's: sentences addressed to a model are gone from them.
+    abstract = source.text or "(no abstract)"
+    if len(abstract) > ABSTRACT_TEXT_LIMIT:
+        abstract = abstract[:ABSTRACT_TEXT_LIMIT].rsplit(" ", 1)[0] + " ..."
     authors = ", ".join(article.authors[:3]) + (" et al." if len(article.authors) > 3 else "")
     content = "\n".join(
         [
-            f"PMID {article.pmid}: {article.title}",
+            f"PMID {article.pmid}: {source.title}",
             f"Authors: {authors or 'not listed'}; {article.journal} {article.year or 'n.d.'}"
             + (f"; DOI {article.doi}" if article.doi else ""),
             f"Cite as [citation:{source.doc_id}:abstract]",
@@ -289,4 +290,4 @@ def get_trial(*, nct_id: str) -> ToolOutput:
         chunk_id="registry",
         tool="get_trial",
     )
-    return ToolOutput(content=f"Cite as [citation:{source.doc_id}:registry]\n{details.text}", sources=[source])
+    return ToolOutput(content=f"Cite as [citation:{source.doc_id}:registry]\n{source.text}", sources=[source])

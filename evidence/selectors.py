@@ -8,6 +8,7 @@ from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import F, Func, Q, QuerySet, TextField, Value
 
 from evidence.models import ResultContext, Study
+from evidence.text import without_instructions
 
 VERIFIED_REFERENCES_LIMIT = 8
 
@@ -61,7 +62,8 @@ def verified_references_block(*, studies: Sequence[Study]) -> str:
     lines = ["VERIFIED REFERENCES (curated library; cite these identifiers exactly):"]
     for study in studies:
         year = study.publication_year or "n.d."
-        lines.append(f"- {study.study_name} ({_identifier_text(study)}; {year}): {study.key_finding}")
+        finding = without_instructions(study.key_finding)
+        lines.append(f"- {without_instructions(study.study_name)} ({_identifier_text(study)}; {year}): {finding}")
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ from evidence.text import without_instructions
 
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"
+WITHHELD_TITLE = "(title withheld: it reads as instructions to an AI)"
 
 
 def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
@@ -71,8 +72,11 @@ class EvidenceSource:
     evidence_level_inferred: bool = False
 
     def __post_init__(self) -> None:
-        # Source text is evidence, never instructions: a sentence addressed to the model is dropped.
+        # Source text is evidence, never instructions: a sentence addressed to the model is dropped,
+        # from the text and from the title (which the model and the reader see as well).
         object.__setattr__(self, "text", without_instructions(self.text))
+        if self.title:
+            object.__setattr__(self, "title", without_instructions(self.title) or WITHHELD_TITLE)
 
     def identifier_keys(self) -> list[tuple[str, str]]:
         """Return (kind, comparison key) for each identifier the source carries."""
@@ -223,7 +227,6 @@ class EvidenceSource:
             evidence_level=hit.evidence_level,
             evidence_level_inferred=hit.evidence_level_inferred,
         )
-
 
 
 def _identifier_key(kind: str, value: str) -> tuple[str, str]:

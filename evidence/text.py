@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from evidence.injection import is_instruction, is_role_marker
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 _SUFFIXES = (
     "ations",
@@ -134,24 +136,46 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
-# Text addressed to a language model rather than to a reader: "ignore the rules", "you must cite
-# PMID …", "as an AI". A stored abstract or a tool result that carries such a sentence is data; the
-# sentence is dropped so that neither the model nor the support check ever reads it as evidence.
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:previous\s+|prior\s+|above\s+"
-    r"|earlier\s+|system\s+)?(?:rules|instructions|prompts?|guidelines|directions)\b"
-    r"|\b(?:you\s+(?:must|should|are\s+required\s+to)\s+(?:now\s+)?(?:cite|say|answer|state|write|respond|output))\b"
-    r"|\b(?:system\s+prompt|as\s+an\s+ai(?:\s+language\s+model)?|language\s+model,?\s+(?:must|should))\b"
-    r"|\bcite\s+(?:PMID|DOI|NCT|reference)\b[^.]{0,40}\bas\s+the\b",
-    re.IGNORECASE,
-)
+# A structured abstract's section label ("RESULTS: ..."), which belongs to the line, not to its first sentence.
+_SECTION_LABEL = re.compile(r"^([A-Z][A-Z ,&/-]{2,40}):\s+")
+
+
+def _labelled(line: str) -> tuple[str, str]:
+    """Return (label prefix, rest) of a line; a role marker ("SYSTEM:") is no section label and stays."""
+    match = _SECTION_LABEL.match(line)
+    if match is None or is_role_marker(match.group(0)):
+        return "", line
+    return match.group(0), line[match.end() :]
+
+
+def instruction_sentences(text: str) -> list[str]:
+    """Return the sentences of `text` that give instructions to a language model (`evidence.injection`)."""
+    return [
+        sentence
+        for line in text.splitlines()
+        for sentence in split_sentences(_labelled(line)[1])
+        if is_instruction(sentence)
+    ]
 
 
 def without_instructions(text: str) -> str:
-    """Return `text` without the sentences that give instructions to a language model."""
-    if not text or not _INSTRUCTION.search(text):
+    """Return `text` without the sentences that give instructions to a language model, lines kept.
+
+    A stored abstract, a library field, a trial record or a tool result that carries such a sentence is
+    data; the sentence is dropped so that neither the reader, the model nor the support check sees it.
+    """
+    if not text:
         return text
-    return " ".join(sentence for sentence in split_sentences(text) if not _INSTRUCTION.search(sentence))
+    lines = []
+    for line in text.splitlines():
+        label, body = _labelled(line)
+        sentences = split_sentences(body)
+        kept = [sentence for sentence in sentences if not is_instruction(sentence)]
+        if len(kept) == len(sentences):
+            lines.append(line)
+        elif kept:
+            lines.append(label + " ".join(kept))
+    return "\n".join(lines)
 
 
 # The shapes of drug names (INN stems) and of intervention nouns, for questions whose intervention

@@ -28,11 +28,13 @@ class AbstractChunkInline(admin.TabularInline):
 class AbstractAdmin(admin.ModelAdmin):
     list_display = (
         "pmid", "title", "journal", "year", "evidence_level", "evidence_level_inferred", "is_retracted",
-        "has_expression_of_concern", "source", "fetched_at",
+        "has_expression_of_concern", "has_instructions", "source", "fetched_at",
     )
-    list_filter = ("is_retracted", "has_expression_of_concern", "evidence_level", "source", "is_book", "year")
+    list_filter = (
+        "is_retracted", "has_expression_of_concern", "has_instructions", "evidence_level", "source", "is_book", "year",
+    )
     search_fields = ("pmid", "title", "doi", "pmcid")
-    readonly_fields = ("content_hash", "fetched_at", "updated_at")
+    readonly_fields = ("content_hash", "fetched_at", "updated_at", "has_instructions", "instruction_sentences")
     inlines = [AbstractChunkInline]
     date_hierarchy = "fetched_at"
 

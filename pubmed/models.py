@@ -56,6 +56,15 @@ class Abstract(models.Model):
         "retracted", default=False, help_text="PubMed marks it retracted; it never supports an answer."
     )
     has_expression_of_concern = models.BooleanField("expression of concern", default=False)
+    has_instructions = models.BooleanField(
+        "instructions to an AI", default=False,
+        help_text="The title or abstract holds sentences addressed to an AI; they are never quoted or shown to "
+        "a model. Check the record against PubMed.",
+    )
+    instruction_sentences = ArrayField(
+        models.TextField(), default=list, blank=True,
+        help_text="The sentences that read as instructions to an AI (evidence.injection), as stored.",
+    )
     evidence_level = models.CharField(
         max_length=20, choices=EvidenceLevel.choices, default=EvidenceLevel.OTHER,
         help_text="From publication types and design MeSH headings, else inferred from the title and abstract.",

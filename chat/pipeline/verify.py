@@ -136,6 +136,14 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "This does not look like a clinical question, so there is no evidence to cite. Ask about a "
             "condition, a test or a treatment - for example which drug, what dose or how long."
         )
+    elif not named:
+        # "What dose?", "Is it safe?": nothing in the question says what it is about.
+        code = "no_topic"
+        message = (
+            "The question does not name a condition, a test or a treatment, so there is nothing to search "
+            "for and no evidence to cite. Ask it again with the condition and the treatment you mean - for "
+            "example 'What dose of apixaban in atrial fibrillation with kidney failure?'."
+        )
     elif live.get("error") or live.get("errors") or (live and not live.get("ran")):
         code = "live_search_failed"
         message = (
@@ -158,4 +166,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
 
 
 def _listed(labels: list[str]) -> str:
+    """Return the labels as an English list ("a, b and c"); "" for none."""
+    if not labels:
+        return ""
     return labels[0] if len(labels) <= 1 else ", ".join(labels[:-1]) + " and " + labels[-1]

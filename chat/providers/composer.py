@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence.concepts import ASK_WORDS, Concept, TextIndex, asked_for, states
+from evidence.injection import addresses_reader
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import STOPWORDS, split_sentences, stems, tokens
 
@@ -108,7 +109,10 @@ def abstract_sentences(text: str, *, section: str = "") -> list[tuple[str, str]]
 
 
 def is_finding(sentence: str, section: str) -> bool:
-    """Return False for sentences that say why or how a study was done rather than what it found."""
+    """Return False for sentences that say why or how a study was done rather than what it found,
+    and for sentences that speak to their reader or to an assistant rather than report anything."""
+    if addresses_reader(sentence):
+        return False
     # A combined label ("METHODS AND RESULTS", "MEASUREMENTS AND MAIN RESULTS") holds findings too:
     # there the sentence itself decides.
     reports_findings = any(key in section for key, _ in SECTION_BONUS)

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from evidence.integrity import assess_integrity
 from evidence.levels import assess_level
+from evidence.text import instruction_sentences
 from pubmed.chunking import Chunk, chunk_abstract, embedding_text
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, AbstractSource
@@ -30,7 +31,7 @@ _ABSTRACT_FIELDS = [
     "title", "abstract", "sections", "authors", "journal", "journal_title", "pub_date", "pub_date_raw", "year",
     "mesh_terms", "mesh_major", "mesh_headings", "publication_types", "keywords", "doi", "pmcid", "is_book",
     "corrections", "is_retracted", "has_expression_of_concern", "evidence_level", "evidence_level_inferred",
-    "source", "content_hash", "fetched_at",
+    "source", "content_hash", "fetched_at", "has_instructions", "instruction_sentences",
 ]
 
 
@@ -51,6 +52,8 @@ def content_hash(record: AbstractRecord) -> str:
 def _abstract_row(record: AbstractRecord, *, source: str, digest: str) -> Abstract:
     corrections = [link.as_dict() for link in record.corrections]
     integrity = assess_integrity(publication_types=record.publication_types, corrections=corrections)
+    # Sentences addressed to an AI are stored as PubMed gave them, and named for curators.
+    instructions = instruction_sentences(record.title) + instruction_sentences(record.abstract)
     level = assess_level(
         publication_types=record.publication_types, mesh_terms=record.mesh_terms, title=record.title,
         abstract=record.abstract,
@@ -80,6 +83,8 @@ def _abstract_row(record: AbstractRecord, *, source: str, digest: str) -> Abstra
         corrections=corrections,
         is_retracted=integrity.retracted,
         has_expression_of_concern=integrity.expression_of_concern,
+        has_instructions=bool(instructions),
+        instruction_sentences=instructions,
         evidence_level=level.level,
         evidence_level_inferred=level.inferred,
         source=source,
@@ -447,3 +452,21 @@ def lexeme_stats_refresh_if_stale() -> None:
         total = cursor.fetchone()[0]
         if recorded is None or abs(total - recorded) > LEXEME_STATS_DRIFT * max(recorded, 1):
             _lexeme_stats_recount(cursor, total)
+
+
+def abstracts_flag_instructions(*, batch_size: int = 500) -> int:
+    """Re-scan every stored abstract for sentences addressed to an AI; return how many are flagged.
+
+    Upserts flag what they store; this is for the records stored before, or after the detector changed.
+    """
+    changed: list[Abstract] = []
+    flagged = 0
+    for row in Abstract.objects.only("pmid", "title", "abstract", "instruction_sentences").iterator(batch_size):
+        found = instruction_sentences(row.title) + instruction_sentences(row.abstract)
+        flagged += bool(found)
+        if found != row.instruction_sentences:
+            row.instruction_sentences, row.has_instructions = found, bool(found)
+            changed.append(row)
+    with transaction.atomic():
+        Abstract.objects.bulk_update(changed, ["instruction_sentences", "has_instructions"], batch_size=batch_size)
+    return flagged

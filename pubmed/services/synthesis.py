@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import structlog
 
 from evidence.claims import CONTRADICTED, PassageCache, PassageText, judge_claim, polarity_of
-from evidence.text import split_sentences
+from evidence.text import split_sentences, without_instructions
 from pubmed.embeddings import embed_cached
 from pubmed.prompts import SYNTHESIS_SCHEMA, JsonCompleter, checked_reply, synthesis_prompt
 
@@ -148,7 +148,9 @@ def conclusion_sentence(abstract: Any, terms: Sequence[str]) -> str:
 
 
 def _passage(abstract: Any) -> PassageText:
-    text = "\n".join(filter(None, [str(getattr(abstract, "title", "") or ""), str(abstract.abstract or "")]))
+    text = without_instructions(
+        "\n".join(filter(None, [str(getattr(abstract, "title", "") or ""), str(abstract.abstract or "")]))
+    )
     return PassageText(doc_id=f"pmid:{abstract.pmid}", chunk_id="abstract", text=text)
 
 
@@ -225,7 +227,7 @@ def synthesize(
     findings: list[KeyFinding] = []
     if complete is not None and unique:
         try:
-            records = [(str(a.pmid), a.title, a.abstract) for a in unique]
+            records = [(str(a.pmid), without_instructions(a.title), without_instructions(a.abstract)) for a in unique]
             reply = checked_reply(complete, synthesis_prompt(drug=drug, disease=disease, records=records),
                                   SYNTHESIS_SCHEMA)
             findings = _llm_findings(reply, verifier, removed)

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from config.inputs import parse_ascii_int
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
+from evidence.text import without_instructions
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
 from pubmed.models import TablizerSnapshot
@@ -40,7 +41,7 @@ def abstract_item(abstract: Any) -> PageItem:
         [
             f"PMID {abstract.pmid}",
             *(["RETRACTED - not evidence"] if abstract.is_retracted else []),
-            abstract.title or "(no title)",
+            without_instructions(abstract.title) or "(no title)",
             str(abstract.year or "n.d."),
             abstract.journal or "journal not listed",
             ", ".join(kinds[:3]) or "publication type not listed",
@@ -228,11 +229,11 @@ def build_context(*, state: str, user: Any) -> PageContext:
 
 def abstract_text(abstract: Any) -> str:
     """Return a stored abstract as an AI column reads it."""
-    body = abstract.abstract or "(no abstract)"
+    body = without_instructions(abstract.abstract) or "(no abstract)"
     if len(body) > ABSTRACT_CHARS:
         body = body[:ABSTRACT_CHARS].rsplit(" ", 1)[0] + " ..."
     lines = [
-        f"PMID {abstract.pmid}: {abstract.title or '(no title)'}",
+        f"PMID {abstract.pmid}: {without_instructions(abstract.title) or '(no title)'}",
         f"Journal: {abstract.journal or 'not listed'}; year: {abstract.year or 'n.d.'}",
         f"Publication types: {', '.join(abstract.publication_types) or 'not listed'}",
         f"Level of evidence: {abstract.level.badge}" + ("; RETRACTED, not evidence" if abstract.is_retracted else ""),

@@ -15,6 +15,7 @@ from django.http import QueryDict
 from django.urls import reverse
 
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
+from evidence.text import without_instructions
 from research import selectors
 from research.context import ItemError, ItemRecord, PageContext, PageItem
 from research.registries import page_get
@@ -208,7 +209,9 @@ def load_items(*, item_ids: list[str]) -> dict[str, ItemRecord | ItemError]:
         except CtgovError as exc:
             records[nct_id] = ItemError(nct_id, trial_services.ctgov_error_message(exc, what=nct_id))
             continue
-        records[nct_id] = ItemRecord(nct_id, details.trial.brief_title, details.text)
+        records[nct_id] = ItemRecord(
+            nct_id, without_instructions(details.trial.brief_title), without_instructions(details.text)
+        )
     return records
 
 
