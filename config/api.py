@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, permissions, serializers
 from rest_framework.pagination import PageNumberPagination
@@ -91,3 +92,16 @@ class AsciiIntegerField(serializers.IntegerField):
         if message:
             self.fail("ascii_digits", message=message)
         return super().to_internal_value(data)
+
+
+# A ModelSerializer's `serializer_field_mapping` with every integer model field read by AsciiIntegerField.
+ASCII_INTEGER_FIELD_MAPPING: dict[type[models.Field], type[serializers.Field]] = {
+    **serializers.ModelSerializer.serializer_field_mapping,
+    **{
+        field: AsciiIntegerField
+        for field in (
+            models.IntegerField, models.SmallIntegerField, models.BigIntegerField, models.PositiveIntegerField,
+            models.PositiveSmallIntegerField, models.PositiveBigIntegerField,
+        )
+    },
+}
