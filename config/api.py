@@ -1,4 +1,4 @@
-"""Shared DRF pieces: the JSON error envelope, pagination and permissions."""
+"""Shared DRF pieces: the JSON error envelope, integer fields, pagination and permissions."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from django.http import Http404, HttpRequest, JsonResponse
-from rest_framework import exceptions, permissions
+from rest_framework import exceptions, permissions, serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from config.inputs import ascii_integer_message
 
 CURATOR_GROUP = "curator"
 
@@ -75,5 +78,30 @@ def error_response_handler(exc: Exception, context: dict[str, Any]) -> Response 
 
 
 def json_error(request: HttpRequest, *, status: int, code: str, message: str) -> JsonResponse:
-    """Return the API error envelope outside DRF views (404/500 handlers under /api/)."""
+    """Return the API error envelope outside DRF views (config.errors handlers, ApiErrorMiddleware)."""
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+class AsciiIntegerField(serializers.IntegerField):
+    """An IntegerField that accepts JSON numbers and strings of the digits 0-9, never other scripts' digits."""
+
+    default_error_messages = {"ascii_digits": "{message}"}
+
+    def to_internal_value(self, data: Any) -> int:
+        message = ascii_integer_message(data)
+        if message:
+            self.fail("ascii_digits", message=message)
+        return super().to_internal_value(data)
+
+
+# A ModelSerializer's `serializer_field_mapping` with every integer model field read by AsciiIntegerField.
+ASCII_INTEGER_FIELD_MAPPING: dict[type[models.Field], type[serializers.Field]] = {
+    **serializers.ModelSerializer.serializer_field_mapping,
+    **{
+        field: AsciiIntegerField
+        for field in (
+            models.IntegerField, models.SmallIntegerField, models.BigIntegerField, models.PositiveIntegerField,
+            models.PositiveSmallIntegerField, models.PositiveBigIntegerField,
+        )
+    },
+}

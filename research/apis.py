@@ -151,9 +151,9 @@ class ScoutResumeApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("run_id", str, OpenApiParameter.PATH)], request=None,
                    responses={202: ScoutRunOutputSerializer}, summary="Resume a failed scout run")
     def post(self, request: Request, run_id: Any) -> Response:
-        run = scout_run_get(run_id=run_id, user=request.user)
+        run = scout_run_get(run_id=run_id, user=request.user, for_write=True)
         if run is None:
-            raise NotFound(f"No scout run {run_id} visible to you.")
+            raise NotFound(f"No scout run {run_id} of yours; only the user who started a run may resume it.")
         if run.status != ScoutRunStatus.FAILED:
             raise Conflict(f"Scout run {run_id} is {run.status}; only a failed run can be resumed.")
         run = scout_run_resume(run=run)

@@ -71,6 +71,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    # Outside everything that can fail, so even DEBUG's technical 404/500 pages under /api/ become JSON.
+    "config.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -118,13 +120,28 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "login"
 
 # --- Login throttling (django-axes) ------------------------------------------------------------
-# Failed log-ins (site and admin) are counted per username and per client address, in the database,
-# so every web process shares the counts; either one reaching the limit locks out further attempts
-# (HTTP 429) until the cool-off ends. A successful log-in clears that username's and address's count.
+# Failed log-ins (site and admin) are counted in the database, so every web process shares the counts,
+# and judged by config.login_throttle.LoginThrottleHandler so that no one can lock someone else out:
+# - per (username, address) pair: LOGIN_FAILURE_LIMIT failures lock that pair (HTTP 429) for
+#   LOGIN_LOCKOUT_MINUTES. Guesses at dr-ada's password from elsewhere never lock dr-ada out at her desk.
+# - per address: LOGIN_ADDRESS_FAILURE_LIMIT failures across usernames lock the address; high enough for a
+#   clinic behind one NAT address, whose colleagues' typos add up.
+# - per username: past LOGIN_USERNAME_SLOW_AFTER failures from everywhere, addresses that have never signed
+#   the username in get one attempt per LOGIN_USERNAME_SLOW_SECONDS (slowed, not locked); addresses it has
+#   signed in from are not slowed.
+# Sessions and API tokens already issued keep working during a lockout: it guards the password against
+# guessing, a token cannot be guessed, and refusing tokens would let anyone who mistypes a user's password
+# cut that user's integrations off. A successful log-in clears its pair's count.
 AXES_ENABLED = env.bool("LOGIN_THROTTLE_ENABLED", default=True)
+AXES_HANDLER = "config.login_throttle.LoginThrottleHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=50)
+LOGIN_USERNAME_SLOW_AFTER = env.int("LOGIN_USERNAME_SLOW_AFTER", default=10)
+LOGIN_USERNAME_SLOW_SECONDS = env.int("LOGIN_USERNAME_SLOW_SECONDS", default=30)
+# Attempts refused during a lockout or slowdown are not counted, so they neither extend it nor re-arm it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
@@ -241,6 +258,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON nested past 64 levels is a 400, not the RecursionError (500) of DRF's own JSON parser.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "config.api.StandardPagination",
     "PAGE_SIZE": 20,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

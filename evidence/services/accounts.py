@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,19 +26,30 @@ class DemoCredentials:
 
 
 def _demo_password(path: Path) -> str:
+    """Return the password kept in `path`, creating the file owner-only (0600) from its first byte.
+
+    Opened with O_CREAT | O_EXCL and mode 0600, so it is never readable by others, not even for the
+    moment between writing and a chmod; a file another process created first is read instead.
+    """
     if path.exists():
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(12)
-    path.write_text(password + "\n")
-    path.chmod(0o600)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(password + "\n")
     return password
 
 
 @transaction.atomic
 def demo_user_ensure() -> DemoCredentials:
-    """Create (or reset) the demo curator superuser and return its credentials.
+    """Create (or reset) the demo curator and return its credentials.
 
+    A curator, not a superuser: staff in the `curator` group, who edit the evidence library but
+    not users, tokens or lockout logs. An account left a superuser by an earlier version is demoted.
     Refuses to run unless the embedded development database is in use, so a demo account can
     never appear on a real deployment. The password is generated once and kept in var/.
     """
@@ -49,9 +61,10 @@ def demo_user_ensure() -> DemoCredentials:
     password = _demo_password(settings.VAR_DIR / "demo-password.txt")
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(
-        username=DEMO_USERNAME, defaults={"email": "demo@localhost", "is_staff": True, "is_superuser": True}
+        username=DEMO_USERNAME, defaults={"email": "demo@localhost", "is_staff": True, "is_superuser": False}
     )
-    user.is_staff = user.is_superuser = user.is_active = True
+    user.is_staff = user.is_active = True
+    user.is_superuser = False
     user.set_password(password)
     user.save()
     user.groups.add(Group.objects.get(name=CURATOR_GROUP))

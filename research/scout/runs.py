@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from config.inputs import json_loads_bounded
 from pubmed.services.expand import DrugProfile, ProfileError
 from research.models import ScoutRun, ScoutRunStatus
 from research.scout.pipeline import initial_steps
@@ -37,7 +38,7 @@ def check_scout_input(*, drug: Any, disease: Any, profile: Any = None, max_pmids
         cleaned[name] = text
     if isinstance(profile, str):
         try:
-            profile = json.loads(profile) if profile.strip() else None
+            profile = json_loads_bounded(profile) if profile.strip() else None
         except json.JSONDecodeError as exc:
             errors["profile"] = f"The drug profile is not valid JSON ({exc.msg} at position {exc.pos})."
             profile = None

@@ -10,11 +10,15 @@ from pubmed.models import SearchQuery
 from research.models import ScoutRun
 
 
-def scout_run_get(*, run_id: Any, user: Any) -> ScoutRun | None:
-    """Return run `run_id` if `user` may see it (their own, or any for staff), else None."""
+def scout_run_get(*, run_id: Any, user: Any, for_write: bool = False) -> ScoutRun | None:
+    """Return run `run_id` if `user` may see it (their own, or any for staff), else None.
+
+    With `for_write` (resume, and any other change) only the user's own run: staff read every run
+    to help and audit, but acting on one would spend its owner's budget in their name.
+    """
     if not getattr(user, "is_authenticated", False):
         return None
-    runs = ScoutRun.objects.all() if user.is_staff else ScoutRun.objects.filter(user=user)
+    runs = ScoutRun.objects.all() if user.is_staff and not for_write else ScoutRun.objects.filter(user=user)
     return runs.filter(pk=run_id).first()
 
 

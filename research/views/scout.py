@@ -54,8 +54,8 @@ def scout_run(request: HttpRequest, run_id: Any) -> HttpResponse:
 @login_required
 @require_POST
 def scout_run_resume_view(request: HttpRequest, run_id: Any) -> HttpResponse:
-    run = scout_run_get(run_id=run_id, user=request.user)
+    run = scout_run_get(run_id=run_id, user=request.user, for_write=True)
     if run is None:
-        raise Http404("No such scout run.")
+        raise Http404("No scout run of yours; only the user who started a run may resume it.")
     scout_run_resume(run=run)
     return redirect("research:scout-run", run_id=run.pk)

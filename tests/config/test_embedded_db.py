@@ -62,3 +62,56 @@ def test_shared_buffers_are_written_once_and_hold_from_the_next_start(tmp_path):
             assert tune_shared_buffers(conn, 160) is False
     finally:
         server.cleanup()
+
+
+def _postmaster_running(data_dir) -> bool:
+    import psutil
+
+    pid_file = data_dir / "postmaster.pid"
+    if not pid_file.exists():
+        return False
+    try:
+        return psutil.pid_exists(int(pid_file.read_text().split()[0]))
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+@pytest.mark.parametrize("reload", [True, False], ids=["make run (autoreloader)", "--noreload"])
+def test_sigterm_to_runserver_stops_the_embedded_database_as_ctrl_c_does(tmp_path, reload):
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.conftest import BASE_DIR, free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}}
+    env.update(MEDCITE_VAR_DIR=str(tmp_path), DJANGO_DEBUG="1", EMBEDDED_DB_SHARED_BUFFERS_MB="128")
+    args = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", *([] if reload else ["--noreload"])]
+    server = subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data_dir = tmp_path / "pgdata"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except urllib.error.HTTPError:
+                break  # answering (503: no migrations in this fresh database) is enough
+            except OSError:
+                assert time.monotonic() < deadline, "runserver did not answer within 120 s"
+                time.sleep(0.5)
+        assert _postmaster_running(data_dir)
+        server.terminate()  # SIGTERM, as `make run` passes on from make, a supervisor or `kill`
+        assert server.wait(30) == 0
+        deadline = time.monotonic() + 15
+        while _postmaster_running(data_dir) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _postmaster_running(data_dir), "the embedded PostgreSQL outlived runserver"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        if _postmaster_running(data_dir):  # leave no server behind a failed run
+            import psutil
+
+            psutil.Process(int((data_dir / "postmaster.pid").read_text().split()[0])).terminate()

@@ -27,6 +27,10 @@ def test_every_response_carries_a_request_id(client):
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return _run("manage.py", *args, **env)
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
     full_env = {
         k: v
         for k, v in os.environ.items()
@@ -34,14 +38,33 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     }
     full_env.update(env)
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=BASE_DIR, env=full_env, capture_output=True, text=True, timeout=120
+        [sys.executable, *args], cwd=BASE_DIR, env=full_env, capture_output=True, text=True, timeout=120
     )
 
 
-def test_production_mode_requires_secret_key_and_allowed_hosts():
-    result = _manage("check", DJANGO_DEBUG="0")
-    assert result.returncode != 0
-    assert "Production mode (DJANGO_DEBUG=0) needs SECRET_KEY and ALLOWED_HOSTS" in result.stderr
+MISSING_SECRET = (
+    "MedCite is misconfigured: Production mode (DJANGO_DEBUG=0) needs SECRET_KEY and ALLOWED_HOSTS set in the "
+    "environment, e.g. SECRET_KEY=$(openssl rand -hex 32) ALLOWED_HOSTS=medcite.example.org\n"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(("manage.py", "check"), id="manage.py"),
+        pytest.param(("manage.py", "runserver", "127.0.0.1:9"), id="runserver"),
+        # What each gunicorn worker does first; exit code 3 makes gunicorn stop instead of respawning.
+        pytest.param(("-c", "import config.asgi"), id="gunicorn worker"),
+    ],
+)
+def test_production_misconfiguration_is_one_line_and_a_non_zero_exit(command):
+    result = _run(*command, DJANGO_DEBUG="0")
+    assert result.returncode == 3
+    assert result.stderr == MISSING_SECRET  # the whole of it: no traceback before the message
+    short = _run(*command, DJANGO_DEBUG="0", SECRET_KEY="short", ALLOWED_HOSTS="medcite.example.org")
+    assert (short.returncode, short.stderr) == (
+        3, "MedCite is misconfigured: SECRET_KEY must be at least 50 characters long in production.\n"
+    )
 
 
 def test_production_settings_pass_check_deploy_without_warnings():

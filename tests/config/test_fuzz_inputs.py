@@ -2,7 +2,9 @@
 
 Each URL pattern (the admin aside: `test_admin_permissions.py` walks it) is listed below with the
 parameters its view reads. Hypothesis sends generated values - NUL bytes, Unicode digits, huge
-numbers, long strings, lists where text is expected - as a signed-in curator or anonymously, with PubMed,
+numbers, long strings, lists where text is expected, JSON nested 100,000 deep as a body or a field - as a
+signed-in curator or anonymously, with DJANGO_DEBUG on and off (DEBUG's technical pages must never answer
+under /api/), with PubMed,
 ClinicalTrials.gov answered by fake servers replaying recordings and the language model on a closed
 port. Every answer must be below 500, a refusal under /api/ must be the JSON error envelope, and a
 refused request (4xx) must leave every table of MedCite's own apps as it was.
@@ -19,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 from django.apps import apps
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -41,7 +43,10 @@ NASTY = [
     "\x00", "a\x00b", "²", "²²²²", "٣٣", "1²", "\U0001d7d9\U0001d7da", "-1", "0", "99999999999999999999999",
     "1e3", "NaN",
     " ", "", "\t\n", "<script>", "'; DROP TABLE x; --", "%00", "..", "x" * 5000, "null", "[]", "{}",
+    "[" * 100_000, '{"a":' * 20_000,
 ]
+# Whole JSON bodies nested past any parser's recursion limit (a field holding one is in NASTY).
+NESTED_BODIES = ["[" * 100_000, '{"a": ' * 100_000, "[" * 65 + "]" * 65]
 TEXT = st.one_of(
     st.sampled_from(NASTY),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
@@ -222,12 +227,18 @@ def _path(route: str, data: st.DataObject, world: dict[str, Any]) -> str:
     return "/" + path.replace("^", "").replace("$", "")
 
 
+@pytest.mark.parametrize("debug", [False, True], ids=["DEBUG=0", "DEBUG=1"])
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_generated_input_never_gives_a_5xx_or_a_partial_write(
-    client: Client, world: dict[str, Any], name: str, data: st.DataObject
+    client: Client, world: dict[str, Any], name: str, debug: bool, data: st.DataObject
 ) -> None:
+    with override_settings(DEBUG=debug):
+        _fuzz_once(client, world, name, data)
+
+
+def _fuzz_once(client: Client, world: dict[str, Any], name: str, data: st.DataObject) -> None:
     route = PATTERNS[name]
     call = data.draw(st.sampled_from(CALLS[name]), label="call")
     path = _path(route, data, world)
@@ -242,11 +253,14 @@ def test_generated_input_never_gives_a_5xx_or_a_partial_write(
     if call.method == "get":
         response = send(path, values, **call.headers)
     elif call.json:
-        response = send(path, json.dumps(values), content_type="application/json", **call.headers)
+        nested = data.draw(st.sampled_from([None, *NESTED_BODIES]), label="nested body")
+        body = nested if nested is not None else json.dumps(values)
+        response = send(path, body, content_type="application/json", **call.headers)
     else:
         response = send(path, values, **call.headers)
     assert response.status_code < 500, (path, values, response.status_code)
-    if path.startswith("/api/v1/") and response.status_code >= 400:
+    if path.startswith("/api/") and response.status_code >= 400:
+        assert response["Content-Type"] == "application/json", (path, response.status_code, response.content[:200])
         error = response.json()["error"]
         assert set(error) >= {"code", "message"} and error["message"], (path, values, error)
     if response.status_code >= 400:

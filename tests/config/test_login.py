@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from axes.models import AccessAttempt
+from django.db.models import F
 from django.test import Client
 from pytest_httpserver import HTTPServer
+from rest_framework.authtoken.models import Token
 
 from tests.factories import UserFactory
 from tests.pubmed.conftest import FakeEutils, efetch_files, eutils_dir, fake_eutils, recorded_articles  # noqa: F401
@@ -74,21 +79,70 @@ def test_fifteen_wrong_passwords_in_a_few_seconds_are_locked_out_from_the_fifth(
     assert "_auth_user_id" not in client.session
 
 
-def test_failures_are_counted_per_username_across_addresses(client: Client) -> None:
+def test_an_attackers_failures_from_elsewhere_do_not_lock_the_owner_out(client: Client) -> None:
     UserFactory(username="dr-ada")
-    statuses = [_log_in(client, "dr-ada", "wrong", address=f"10.0.1.{n}").status_code for n in range(7)]
-    assert statuses == [200] * 4 + [429] * 3
-    # Another account from a fresh address is unaffected.
-    UserFactory(username="dr-grace")
-    assert _log_in(client, "dr-grace", PASSWORD, address="10.0.2.1").status_code == 302
+    # The attack: five wrong passwords for dr-ada from the attacker's address...
+    statuses = [_log_in(client, "dr-ada", "wrong", address="203.0.113.9").status_code for _ in range(7)]
+    assert statuses == [200] * 4 + [429] * 3  # ...lock the attacker's pair
+    assert _log_in(client, "dr-ada", PASSWORD, address="203.0.113.9").status_code == 429
+    # ...and not dr-ada, at her own address, even though she has never signed in from it before.
+    assert _log_in(client, "dr-ada", PASSWORD, address="10.0.0.1").status_code == 302
 
 
-def test_failures_are_counted_per_address_across_usernames(client: Client) -> None:
+def test_colleagues_behind_one_address_each_still_log_in_after_a_few_mistype(client: Client) -> None:
+    clinic = "198.51.100.7"  # one NAT address for the whole clinic
+    for n in range(12):
+        UserFactory(username=f"nurse-{n}")
+    for n in range(8):  # eight colleagues mistype, three or four times each: 28 failures from one address
+        for _ in range(3 + n % 2):
+            assert _log_in(client, f"nurse-{n}", "wrong", address=clinic).status_code == 200
+    for n in range(12):
+        client.logout()
+        assert _log_in(client, f"nurse-{n}", PASSWORD, address=clinic).status_code == 302, n
+
+
+def test_an_address_past_its_ceiling_is_locked_for_every_username(client: Client, settings) -> None:
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 12
     UserFactory(username="dr-grace")
-    statuses = [_log_in(client, f"guess-{n}", "wrong", address="10.0.3.3").status_code for n in range(7)]
-    assert statuses == [200] * 4 + [429] * 3
-    assert _log_in(client, "dr-grace", PASSWORD, address="10.0.3.3").status_code == 429
+    statuses = [_log_in(client, f"guess-{n}", "wrong", address="10.0.3.3").status_code for n in range(14)]
+    assert statuses == [200] * 11 + [429] * 3
+    locked = _log_in(client, "dr-grace", PASSWORD, address="10.0.3.3")
+    assert locked.status_code == 429
+    assert "too many failed log-ins from this network address" in locked.content.decode()
     assert _log_in(client, "dr-grace", PASSWORD, address="10.0.3.4").status_code == 302
+
+
+def test_a_username_attacked_from_many_addresses_is_slowed_not_locked(client: Client) -> None:
+    UserFactory(username="dr-ada")
+    assert _log_in(client, "dr-ada", PASSWORD, address="10.0.0.1").status_code == 302  # her usual address
+    client.logout()
+    # Failures spread over five addresses, two each: no pair reaches its limit; the tenth slows the username.
+    statuses = [_log_in(client, "dr-ada", "wrong", address=f"203.0.113.{n // 2}").status_code for n in range(10)]
+    assert statuses == [200] * 9 + [429]
+    assert AccessAttempt.objects.filter(username="dr-ada").count() == 5
+    slowed = _log_in(client, "dr-ada", "wrong", address="203.0.113.77")
+    assert slowed.status_code == 429
+    assert "accepts one attempt every few seconds. Wait" in slowed.content.decode()
+    # Refused unchecked (and uncounted) until the pause ends, the right password included...
+    assert _log_in(client, "dr-ada", PASSWORD, address="203.0.113.78").status_code == 429
+    # ...while dr-ada, from an address she has signed in from, is not slowed at all.
+    assert _log_in(client, "dr-ada", PASSWORD, address="10.0.0.1").status_code == 302
+    client.logout()
+    AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(seconds=31))
+    assert _log_in(client, "dr-ada", PASSWORD, address="203.0.113.78").status_code == 302
+
+
+def test_api_tokens_and_sessions_keep_working_for_a_locked_pair(client: Client) -> None:
+    user = UserFactory(username="dr-ada")
+    token = Token.objects.create(user=user)
+    signed_in = Client()
+    assert _log_in(signed_in, "dr-ada", PASSWORD, address="10.0.0.1").status_code == 302
+    for _ in range(5):
+        _log_in(client, "dr-ada", "wrong", address="10.0.0.1")
+    assert _log_in(client, "dr-ada", PASSWORD, address="10.0.0.1").status_code == 429  # the password is locked
+    by_token = client.get("/api/v1/conversations/", HTTP_AUTHORIZATION=f"Token {token.key}", REMOTE_ADDR="10.0.0.1")
+    assert by_token.status_code == 200
+    assert signed_in.get("/api/v1/conversations/", REMOTE_ADDR="10.0.0.1").status_code == 200
 
 
 def test_the_admin_login_is_throttled_too(client: Client) -> None:

@@ -110,6 +110,27 @@ def test_admin_form_shows_identifier_errors_inline(client, curator):
     assert not Study.objects.exists()
 
 
+def test_admin_form_refuses_digits_other_than_0_to_9(client, curator):
+    client.force_login(curator)
+    form = {
+        "study_name": "Digits", "kind": "trial", "evidence_strength": "2", "result_context": "both",
+        "pmid": "34449189", "title": "t", "key_finding": "k",
+        "identifier_checks-TOTAL_FORMS": "0", "identifier_checks-INITIAL_FORMS": "0",
+    }
+    response = client.post(
+        reverse("admin:evidence_study_add"),
+        {**form, "publication_year": "\u0661\u0662\u0663", "sample_size": "\uff11\uff12\uff13"},
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Enter a whole number in the digits 0-9, e.g. 2019; got &#x27;\u0661\u0662\u0663&#x27;." in body
+    assert "Enter a whole number in the digits 0-9, e.g. 2019; got &#x27;\uff11\uff12\uff13&#x27;." in body
+    assert not Study.objects.exists()
+    saved = client.post(reverse("admin:evidence_study_add"), {**form, "publication_year": "2021", "sample_size": "90"})
+    assert saved.status_code == 302
+    assert Study.objects.values_list("publication_year", "sample_size").get() == (2021, 90)
+
+
 def test_admin_search_finds_by_alias_and_pasted_pmid(client, curator):
     StudyFactory(study_name="DYNAMIC", aliases=["Tie et al. NEJM 2022"], pmid="35657320")
     StudyFactory(study_name="OTHER")

@@ -139,6 +139,13 @@ def test_curator_creates_updates_and_deletes_with_token_auth(curator_api):
         ({"pmid": "PMID-1"}, "pmid: 'PMID-1' is not a PMID"),
         ({"pmid": "", "doi": "", "nct_number": ""}, "A study needs at least one identifier"),
         ({"evidence_strength": "extreme"}, 'evidence_strength: "extreme" is not a valid choice.'),
+        # Arabic-Indic and full-width digits, which int() reads as 123 and 12345678.
+        ({"publication_year": "\u0661\u0662\u0663"},
+         "publication_year: Enter a whole number in the digits 0-9, e.g. 2019; got '\u0661\u0662\u0663'."),
+        ({"sample_size": "\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18"},
+         "sample_size: Enter a whole number in the digits 0-9, e.g. 2019; got "
+         "'\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18'."),
+        ({"sample_size": "1_000"}, "sample_size: Enter a whole number in the digits 0-9, e.g. 2019; got '1_000'."),
     ],
 )
 def test_invalid_writes_are_400_and_store_nothing(curator_api, change, message):
@@ -146,6 +153,12 @@ def test_invalid_writes_are_400_and_store_nothing(curator_api, change, message):
     assert response.status_code == 400
     assert message in response.json()["error"]["message"]
     assert not Study.objects.exists()
+
+
+def test_numbers_in_ascii_digits_are_read_as_text_or_json_numbers(curator_api):
+    response = curator_api.post(URL, {**NEW_STUDY, "publication_year": " 2019 ", "sample_size": 1234}, format="json")
+    assert response.status_code == 201, response.json()
+    assert Study.objects.values_list("publication_year", "sample_size").get() == (2019, 1234)
 
 
 def test_duplicate_identifier_is_400_and_keeps_the_original(curator_api):

@@ -17,6 +17,8 @@ class Command(BaseCommand):
                 "\n  MedCite demo account (development only)\n"
                 f"    username: {credentials.username}\n"
                 f"    password: {credentials.password}\n"
+                "    a curator: edits the evidence library at /admin/, not users, tokens or lockouts\n"
+                "    (create an administrator with `manage.py createsuperuser`)\n"
                 "    log in at http://127.0.0.1:8000/accounts/login/ — admin at /admin/\n"
             )
         )

@@ -145,6 +145,28 @@ def test_runs_are_private_and_need_authentication(api: APIClient) -> None:
 
 
 @pytest.mark.django_db
+def test_view_only_staff_read_another_users_run_but_cannot_resume_it(api: APIClient, client: Any) -> None:
+    owner = UserFactory(username="researcher")
+    staff = UserFactory(username="auditor", is_staff=True)  # view-only staff: no curator group, no superuser
+    run = scout_run_create(user=owner, drug="gefitinib", disease="nsclc", profile={}, max_pmids=10, enqueue=False)
+    ScoutRun.objects.filter(pk=run.pk).update(status=ScoutRunStatus.FAILED, error="NCBI was down.")
+    api.force_authenticate(staff)
+    assert api.get(f"/api/v1/scout/{run.pk}/").json()["status"] == "failed"  # staff may still read
+    response = api.post(f"/api/v1/scout/{run.pk}/resume/")
+    assert response.status_code == 404
+    assert response.json()["error"] == {
+        "code": "not_found",
+        "message": f"No scout run {run.pk} of yours; only the user who started a run may resume it.",
+    }
+    client.force_login(staff)
+    page = client.get(f"/scout/{run.pk}/").content.decode()
+    assert "NCBI was down." in page and "/resume/" not in page  # no Resume button on someone else's run
+    assert client.post(f"/scout/{run.pk}/resume/").status_code == 404
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (ScoutRunStatus.FAILED, 0)  # not queued again
+
+
+@pytest.mark.django_db
 def test_the_openapi_schema_documents_the_scout_endpoints(api: APIClient) -> None:
     schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     assert {"/api/v1/scout/", "/api/v1/scout/{run_id}/"} <= set(schema["paths"])

@@ -68,6 +68,10 @@ def test_an_earlier_profile_can_be_reused_and_bad_json_is_explained(client: Clie
     assert response.status_code == 400
     assert "The drug profile is not valid JSON (Expecting property name enclosed in double quotes" in (
         response.content.decode())
+    deep = client.post("/scout/", {"drug": "insulin", "disease": "type 1 diabetes", "profile_json": "[" * 100_000})
+    assert deep.status_code == 400  # not the parser's RecursionError
+    assert "The drug profile is not valid JSON (arrays and objects nested deeper than 64 levels" in (
+        deep.content.decode())
     response = client.post("/scout/", {"drug": "insulin", "disease": "type 1 diabetes", "previous_profile": "0"})
     assert response.status_code == 302
     assert ScoutRun.objects.get(disease="type 1 diabetes").profile == PROFILE
