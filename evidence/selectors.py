@@ -44,6 +44,12 @@ def studies_for_tags(
     )
 
 
+def study_for_nct(*, nct_id: str) -> Study | None:
+    """Return the library study registered under ClinicalTrials.gov number `nct_id`, or None."""
+    nct_id = nct_id.strip()
+    return Study.objects.filter(nct_number__iexact=nct_id).first() if nct_id else None
+
+
 def _identifier_text(study: Study) -> str:
     parts = []
     if study.pmid:

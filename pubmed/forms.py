@@ -11,6 +11,13 @@ from pubmed.selectors import TABLIZER_SORTS
 from pubmed.services.tablizer import MAX_ROWS, PAGE_ROWS
 
 
+class LevelsField(forms.MultipleChoiceField):
+    """Levels of evidence to keep; the blank "Any level" option selects none, so every level is kept."""
+
+    def to_python(self, value: Any) -> list[str]:
+        return [level for level in super().to_python(value) if level]
+
+
 class TablizerForm(forms.Form):
     q = forms.CharField(label="PubMed query", max_length=1000, required=False, strip=True)
     year_from = forms.IntegerField(label="From year", min_value=1800, max_value=2100, required=False)
@@ -18,7 +25,7 @@ class TablizerForm(forms.Form):
     n = forms.IntegerField(min_value=1, max_value=MAX_ROWS, required=False)
     sort = forms.ChoiceField(choices=[(key, key) for key in TABLIZER_SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
-    level = forms.MultipleChoiceField(label="Level of evidence", choices=EvidenceLevel.choices, required=False)
+    level = LevelsField(label="Level of evidence", choices=EvidenceLevel.choices, required=False)
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -38,10 +38,12 @@ VALUE_MAX_CHARS = 300
 # Errors that will repeat for every row: stop calling the model and report them on the rest.
 FATAL_PROVIDER_CODES = frozenset({"llm_auth", "llm_bad_request"})
 
+# Read by clinicians (page banner, tray reply) and API consumers: what is unavailable and who can change it.
+# How to switch a model on is operator knowledge and lives in the README (LLM_PROVIDER and its keys).
 LLM_REQUIRED_MESSAGE = (
-    "AI columns need a language model, and none is configured (LLM_PROVIDER is extractive). "
-    "Set LLM_PROVIDER=anthropic with ANTHROPIC_API_KEY, or LLM_PROVIDER=openai with OPENAI_BASE_URL, "
-    "then restart MedCite. The chat tray still builds searches and answers from the loaded rows without one."
+    "AI columns are not available: they need a language model, and none is switched on in this MedCite. "
+    "An administrator can enable one. Until then, the chat tray still builds searches and answers questions "
+    "from the loaded rows."
 )
 
 JsonCompleter = Callable[[str, dict[str, Any]], dict[str, Any]]

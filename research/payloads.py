@@ -136,7 +136,9 @@ def check_payload(payload_type: PayloadType, data: Any) -> dict[str, Any]:
         error = jsonschema.exceptions.best_match(errors) or errors[0]
         where = ".".join(str(part) for part in error.absolute_path)
         if error.validator == "anyOf" and not where:
-            raise PayloadInvalid("it sets none of the search fields (condition, intervention, sponsor, phase, status)")
+            raise PayloadInvalid(
+                "it sets none of the search fields (condition, intervention, term, sponsor, phase, status)"
+            )
         raise PayloadInvalid(f"{where + ': ' if where else ''}{error.message}")
     return cleaned
 

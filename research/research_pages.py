@@ -45,6 +45,7 @@ register_payload_type(
             "properties": {
                 "condition": {"type": "string", "maxLength": 300},
                 "intervention": {"type": "string", "maxLength": 300},
+                "term": {"type": "string", "maxLength": 300},
                 "phase": {"type": "array", "items": {"enum": list(PHASES)}, "uniqueItems": True},
                 "status": {"type": "array", "items": {"enum": list(SEARCHABLE_STATUSES)}, "uniqueItems": True},
                 "sponsor": {"type": "string", "maxLength": 300},
@@ -54,6 +55,7 @@ register_payload_type(
             "anyOf": [
                 {"properties": {"condition": {"minLength": 1}}, "required": ["condition"]},
                 {"properties": {"intervention": {"minLength": 1}}, "required": ["intervention"]},
+                {"properties": {"term": {"minLength": 1}}, "required": ["term"]},
                 {"properties": {"sponsor": {"minLength": 1}}, "required": ["sponsor"]},
                 {"properties": {"phase": {"minItems": 1}}, "required": ["phase"]},
                 {"properties": {"status": {"minItems": 1}}, "required": ["status"]},
@@ -62,8 +64,9 @@ register_payload_type(
         },
         instructions=(
             "To suggest a trial search, write on its own line TRIAL_SEARCH_SUGGESTION: followed by one JSON object "
-            '{"condition": "...", "intervention": "...", "phase": [...], "status": [...], "sponsor": "...", '
-            '"explanation": "..."}; leave out what the user did not ask for. phase values: '
+            '{"condition": "...", "intervention": "<drug or intervention class>", "term": "<other words>", '
+            '"phase": [...], "status": [...], "sponsor": "...", "explanation": "..."}; leave out what the user '
+            'did not ask for. phase values: '
             + ", ".join(PHASES)
             + "; status values: "
             + ", ".join(SEARCHABLE_STATUSES)

@@ -35,8 +35,8 @@ def scout_run_task(self: Any, run_id: str) -> dict[str, Any]:
         run = scout_run_execute(run_id=run_id)
     except EutilsUnavailable as exc:
         if self.request.is_eager or self.request.retries >= SCOUT_MAX_RETRIES:
-            scout_run_fail(run_id=run_id, message=f"NCBI E-utilities could not be reached: {exc}")
-            logger.warning("scout_run_ncbi_unavailable", run_id=run_id, error=str(exc))
+            scout_run_fail(run_id=run_id, message=str(exc))  # the reader's message; the cause is logged
+            logger.warning("scout_run_ncbi_unavailable", run_id=run_id, error=str(exc.__cause__ or exc))
             return {"id": run_id, "status": "failed"}
         raise self.retry(exc=exc, countdown=min(30 * 2**self.request.retries, 600)) from exc
     return {"id": str(run.pk), "status": run.status}

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from evidence.selectors import study_for_nct
 from trials import services
 from trials.clients import CtgovError, CtgovNotFound, InvalidNctId
 
@@ -19,8 +20,10 @@ def trial_detail(request: HttpRequest, nct_id: str) -> HttpResponse:
     except (InvalidNctId, CtgovNotFound) as exc:
         return render(request, "trials/trial_detail.html", {"error": str(exc), "nct_id": nct_id}, status=404)
     except CtgovError as exc:
+        # The registry is out of reach, but the curated library may hold this trial: show what it holds.
+        study = study_for_nct(nct_id=nct_id)
         error = services.ctgov_error_message(exc, what=nct_id)
-        return render(request, "trials/trial_detail.html", {"error": error, "nct_id": nct_id})
+        return render(request, "trials/trial_detail.html", {"error": error, "nct_id": nct_id, "library_study": study})
     return render(
         request,
         "trials/trial_detail.html",

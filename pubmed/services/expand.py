@@ -2,7 +2,9 @@
 
 Axes, each with its own cap (`AXIS_CAPS`), 5-10 queries in total:
 - drug_name: the drug with the disease (title/abstract and MeSH), then restricted to trials; beyond its
-  cap only to reach five queries: with outcome words, with the organ, restricted to reviews;
+  cap only to reach five queries: with outcome words, restricted to reviews. Every drug-name query
+  keeps the disease: the drug with only its organ ("apixaban" AND "heart") finds whatever else the
+  drug treats there (atrial fibrillation, not heart failure);
 - synonym: each drug synonym from the profile with the disease;
 - drug_class_organ: the drug's class (ATC descriptions, drug type) with the organ;
 - mechanism_organ: each mechanism of action with the organ;
@@ -205,8 +207,6 @@ def rules_expansion(
     ]
     candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
         synonyms=["efficacy", "treatment outcome", "survival", "response"]))))
-    if organs:
-        candidates.append(ExpandedQuery("drug_name", _query(drug_c, organ_c)))
     candidates.append(ExpandedQuery("drug_name", _query(drug_c, disease_c, Concept(
         publication_types=["systematic review", "meta-analysis"]))))
     candidates += [ExpandedQuery("synonym", _query(Concept(synonyms=[s]), disease_c)) for s in profile.synonyms]

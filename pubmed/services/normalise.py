@@ -18,7 +18,7 @@ from typing import Any
 
 import structlog
 
-from pubmed.clients import EutilsClient, EutilsError
+from pubmed.clients import EutilsClient, EutilsError, EutilsUnavailable
 from pubmed.mesh_tree import fold, mesh_tree
 from pubmed.models import ScoutCacheKind
 from pubmed.prompts import NORMALISE_SCHEMA, JsonCompleter, broaden_prompt, checked_reply, normalise_prompt
@@ -129,8 +129,9 @@ def normalise_disease(
 ) -> NormalisedDisease:
     """Return the disease name to search `drug` with; see the module docstring for the three steps.
 
-    LLM failures fall back to the rules (logged). When NCBI cannot be asked, the normalised name is
-    returned with count None and nothing is cached, so a later run verifies it.
+    LLM failures fall back to the rules (logged). When NCBI refuses the count, the normalised name is
+    returned with count None and nothing is cached, so a later run verifies it; when NCBI cannot be
+    reached at all, EutilsUnavailable is raised: nothing after this step could reach it either.
     """
     drug, original = " ".join(drug.split()), " ".join(disease.split())
     if not drug or not original:
@@ -154,6 +155,8 @@ def normalise_disease(
         result = NormalisedDisease(original=original, normalised=candidate, count=count, source=source, tried=tried)
         if count < MIN_RESULTS:
             result = _broaden(result, drug=drug, client=client, complete=complete)
+    except EutilsUnavailable:
+        raise
     except EutilsError as exc:
         logger.warning("scout_disease_unverified", disease=original, error=str(exc))
         return NormalisedDisease(original=original, normalised=candidate, count=None, source=source, tried=tried)

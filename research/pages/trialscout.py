@@ -220,6 +220,7 @@ def search_url(data: dict[str, Any]) -> str:
     search = {
         "condition": data.get("condition", ""),
         "intervention": data.get("intervention", ""),
+        "term": data.get("term", ""),
         "sponsor": data.get("sponsor", ""),
         "phases": [phase for phase in PHASES if phase in data.get("phase", [])],
         "statuses": [status for status in SEARCHABLE_STATUSES if status in data.get("status", [])],

@@ -2,14 +2,18 @@
 
 `build_trial_search` reads phases, statuses, sponsor, intervention and condition from a phrase
 such as "phase 3 NSCLC trials that are recruiting"; None when it names nothing to search for.
+Nothing the request names is dropped: a leftover phrase that reads as a drug or an intervention class
+("immunotherapy", "PD-1 inhibitors") is the intervention (`query.intr`), any other leftover topic
+words are searched as other terms over the whole record (`query.term`).
 """
 
 from __future__ import annotations
 
 import re
 
-from evidence.text import STOPWORDS
+from evidence.text import STOPWORDS, is_intervention
 from evidence.vocabulary import DISEASE, Vocabulary
+from research.rules.pubmed_query import GENERIC_DECISION_WORDS
 from research.rules.request import ASKS_FOR_SEARCH, REQUEST_WORDS, ROMAN_NUMERALS, RequestText, free_terms
 from trials.constants import PHASES, SEARCHABLE_STATUSES
 
@@ -96,16 +100,27 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, str | 
             intervention = value
             request.take(*match.span())
             break
-    if not conditions and ASKS_FOR_SEARCH.search(text):
-        residual = " ".join(free_terms(request.remaining()))
-        if residual:
-            conditions.append(residual)
+    named = bool(conditions or intervention or phases or statuses or sponsor)
+    # Free words alone are a search only when the text asks for one ("hello" is not a query).
+    leftovers = (
+        [phrase for phrase in free_terms(request.remaining()) if phrase.lower() not in GENERIC_DECISION_WORDS]
+        if named or ASKS_FOR_SEARCH.search(text)
+        else []
+    )
+    if not intervention:
+        intervention = next((phrase for phrase in leftovers if is_intervention(phrase)), "")
+        leftovers = [phrase for phrase in leftovers if phrase != intervention]
+    if not conditions and leftovers:
+        conditions, leftovers = [" ".join(leftovers)], []
+    other_terms = " ".join(leftovers)
     data: dict[str, str | list[str]] = {}
     condition = " AND ".join(dict.fromkeys(conditions))
     if condition:
         data["condition"] = condition
     if intervention:
         data["intervention"] = intervention
+    if other_terms:
+        data["term"] = other_terms
     # Ordered as the API lists them, whatever order the request named them in.
     phases = [phase for phase in PHASES if phase in phases]
     statuses = [status for status in SEARCHABLE_STATUSES if status in statuses]
@@ -125,6 +140,8 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, str | 
         described.append(f"of {intervention}")
     if condition:
         described.append(f"in {condition}")
+    if other_terms:
+        described.append(f"mentioning {other_terms}")
     if sponsor:
         described.append(f"sponsored by {sponsor}")
     if statuses:

@@ -46,6 +46,22 @@ STAGES: list[tuple[str, str]] = [
 ]
 
 
+# What a reader of the run page sees when NCBI cannot be reached; the client's error goes to the log.
+PUBMED_UNREACHABLE_DETAIL = "PubMed could not be reached."
+
+
+def pubmed_unreachable_message(stage: str) -> str:
+    """Return the run's one error message when NCBI could not be reached during stage `stage`."""
+    number, label = next(
+        ((index, label) for index, (key, label) in enumerate(STAGES, start=1) if key == stage), (0, "")
+    )
+    where = f" at step {number}, “{label}”" if number else ""
+    return (
+        f"PubMed could not be reached, so this search stopped{where}. Nothing is lost: the finished steps are "
+        "kept and the search continues from this step once PubMed answers again."
+    )
+
+
 def initial_steps() -> list[dict[str, Any]]:
     """Return the progress list of a new run: every stage pending."""
     return [{"key": key, "label": label, "status": "pending", "count": None, "detail": "", "seconds": None}
@@ -196,8 +212,9 @@ def scout_completer() -> tuple[JsonCompleter | None, str]:
 def scout_run_execute(*, run_id: str, client: EutilsClient | None = None) -> ScoutRun:
     """Run (or resume) the scout run `run_id` to the end; a finished run is returned unchanged.
 
-    Raises EutilsUnavailable when NCBI could not be reached, after recording it on the run, so the
-    task can retry; any other failure marks the run failed and is raised.
+    Raises EutilsUnavailable when NCBI could not be reached, after recording it on the run and its
+    stage, so the task can retry; its message is the reader's (`pubmed_unreachable_message`), the
+    client's error is logged and chained. Any other failure marks the run failed and is raised.
     """
     run = ScoutRun.objects.get(pk=run_id)
     if run.finished:
@@ -222,10 +239,13 @@ def scout_run_execute(*, run_id: str, client: EutilsClient | None = None) -> Sco
             ctx.save_output(key, output)
             ctx.step(key, status="done", count=count, detail=detail, seconds=output["seconds"])
     except EutilsUnavailable as exc:
-        _stopped(run, ctx, f"NCBI E-utilities could not be reached: {exc}", finished=False)
-        raise
+        logger.warning("scout_run_ncbi_unreachable", run_id=str(run.pk), stage=run.stage, error=str(exc))
+        message = pubmed_unreachable_message(run.stage)
+        _stopped(run, ctx, message, detail=PUBMED_UNREACHABLE_DETAIL, finished=False)
+        raise EutilsUnavailable(message) from exc
     except Exception as exc:
-        _stopped(run, ctx, f"{type(exc).__name__}: {exc}", finished=True)
+        message = f"{type(exc).__name__}: {exc}"
+        _stopped(run, ctx, message, detail=message, finished=True)
         raise
     result = result_document(run, llm=llm, rate_limit=getattr(settings, "NCBI_REQUESTS_PER_SECOND", 3))
     ScoutRun.objects.filter(pk=run.pk).update(
@@ -236,9 +256,9 @@ def scout_run_execute(*, run_id: str, client: EutilsClient | None = None) -> Sco
     return run
 
 
-def _stopped(run: ScoutRun, ctx: StageContext, message: str, *, finished: bool) -> None:
+def _stopped(run: ScoutRun, ctx: StageContext, message: str, *, detail: str, finished: bool) -> None:
     if run.stage:
-        ctx.step(run.stage, status="failed", detail=message[:500])
+        ctx.step(run.stage, status="failed", detail=detail[:500])
     ScoutRun.objects.filter(pk=run.pk).update(
         status=ScoutRunStatus.FAILED if finished else ScoutRunStatus.PENDING,
         error=message[:2000],

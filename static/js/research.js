@@ -9,6 +9,12 @@
   /* --- The tray: stream a reply into the thread ---------------------------------------------- */
   var trayForm = document.querySelector("form[data-tray-form]");
   var thread = document.getElementById("tray-thread");
+  // The thread opens at its newest turn (after a reload, an accepted suggestion or a page without JS).
+  var turns = thread ? thread.querySelectorAll(".tray-turn") : [];
+  if (turns.length && window.MedCite && window.MedCite.revealTurn) {
+    var newest = turns[turns.length - 1];
+    if (thread.scrollHeight > thread.clientHeight) { window.MedCite.revealTurn(thread, newest, false); }
+  }
   if (trayForm && thread && window.fetch && window.TextDecoder && window.ReadableStream) {
     var textarea = trayForm.querySelector("textarea[name=question]");
     trayForm.addEventListener("submit", function (event) {

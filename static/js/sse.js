@@ -53,6 +53,21 @@
     return node;
   }
 
+  /* Scroll `thread` so that `turn` starts at the top of what it shows: the thread itself when it is a
+     scroll box (the trays), else the page. With `focus`, move keyboard focus to the reply (its labelled
+     answer article) without a second jump, so focus never falls back to the page body. */
+  function revealTurn(thread, turn, focus) {
+    if (thread.scrollHeight > thread.clientHeight) {
+      thread.scrollTop += turn.getBoundingClientRect().top - thread.getBoundingClientRect().top;
+    } else {
+      turn.scrollIntoView({ block: "start" });
+    }
+    if (!focus) { return; }
+    var target = turn.matches("article") ? turn : (turn.querySelector("article.chat-turn.assistant") || turn);
+    if (!target.hasAttribute("tabindex")) { target.setAttribute("tabindex", "-1"); }
+    target.focus({ preventScroll: true });
+  }
+
   /* Stream one question-and-answer turn into `options.thread`: the asked question, then a pending
      answer that shows progress and the screened preview until the server's rendered answer replaces it.
      options: form, thread, question, progressText, previewTestId, announce(text), endedEarly (message),
@@ -79,9 +94,11 @@
     options.thread.appendChild(pending);
     pending.scrollIntoView({ block: "nearest" });
     var body = new FormData(form);
-    form.querySelector("textarea[name=question]").value = "";
-    button.disabled = true;
+    var textarea = form.querySelector("textarea[name=question]");
+    textarea.value = "";
+    button.disabled = true;  // a focused button that is disabled drops focus to the body: put it back below
     var finished = false;
+    var returnFocus = false;
 
     function fail(message) {
       finished = true;
@@ -91,6 +108,8 @@
       note.setAttribute("role", "alert");
       pending.appendChild(note);
       options.announce(message);
+      revealTurn(options.thread, pending, false);
+      returnFocus = true;  // to the question box once the form is enabled again, to ask again
     }
 
     function handle(item) {
@@ -114,6 +133,7 @@
         var answer = holder.firstElementChild;
         if (answer) { pending.replaceWith(answer); } else { pending.remove(); }
         options.onDone(data);
+        if (answer) { revealTurn(options.thread, answer, true); } else { returnFocus = true; }
       } else if (item.name === "error") {
         fail(data.message);
       }
@@ -126,9 +146,12 @@
       fail(error.message || "The question could not be sent.");
     }).then(function () {
       button.disabled = false;
+      var lost = !document.activeElement || document.activeElement === document.body;
+      if (returnFocus || lost) { textarea.focus({ preventScroll: true }); }
     });
   }
 
   window.MedCite = window.MedCite || {};
   window.MedCite.streamTurn = streamTurn;
+  window.MedCite.revealTurn = revealTurn;
 })();

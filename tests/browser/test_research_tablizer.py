@@ -153,3 +153,32 @@ def test_query_card_then_ai_column_with_live_progress_and_filter(
     assert visible.count() == 3
     page.locator("a[data-ai-filter]", has_text="All").click()
     assert visible.count() == 5
+
+
+def test_search_with_the_default_any_level_shows_the_results(
+    live_server,
+    session_cookie,
+    abstracts,  # noqa: F811
+    esearch_serving,  # noqa: F811
+    browser,
+) -> None:
+    esearch_serving(PMIDS)
+    context = browser.new_context()
+    context.add_cookies(
+        [{"name": django_settings.SESSION_COOKIE_NAME, "value": session_cookie, "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    page.goto(f"{live_server.url}/tablizer/")
+    level = page.get_by_label("Level of evidence")
+    assert level.evaluate("select => select.selectedOptions[0].textContent") == "Any level"
+    page.get_by_role("searchbox", name="PubMed query").fill(QUERY)
+    with page.expect_navigation() as navigation:
+        page.get_by_role("button", name="Search").click()
+    response = navigation.value
+    assert response is not None and response.status == 200
+    assert response.url.endswith("&level=")  # the form sent the blank "Any level"
+    assert page.locator(".tablizer-summary").inner_text().startswith("5 results in PubMed; showing 5.")
+    assert page.locator("#results tbody tr").evaluate_all("rows => rows.map(r => r.dataset.item)") == PMIDS
+    assert "Select a valid choice" not in page.locator("main").inner_text()
+    assert level.evaluate("select => select.selectedOptions[0].textContent") == "Any level"

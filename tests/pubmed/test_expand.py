@@ -78,6 +78,20 @@ def test_a_bare_drug_name_still_gets_five_queries_from_the_drug_name_axis() -> N
     assert len(without_organ.queries) == MIN_QUERIES and without_organ.organ_terms == []
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("drug", "disease"),
+    [("apixaban", "heart failure"), ("apixaban", "atrial fibrillation"), ("gefitinib", "non-small cell lung cancer")],
+)
+def test_every_drug_name_query_keeps_the_disease_not_only_its_organ(drug: str, disease: str) -> None:
+    expansion = expand_search_terms(drug=drug, disease=disease)
+    assert len(expansion.queries) == MIN_QUERIES
+    assert all(f'"{disease}"[Title/Abstract]' in q.query for q in expansion.queries), expansion.queries
+    organ = f'"{expansion.organ_terms[0]}"[Title/Abstract]'
+    assert not any(organ in q.query for q in expansion.queries)
+    assert any('"systematic review"[Publication Type]' in q.query for q in expansion.queries)
+
+
 def test_caps_drop_the_extra_queries_of_an_axis_and_duplicates() -> None:
     candidates = [ExpandedQuery("target_gene", f"q{n}") for n in range(5)] + [
         ExpandedQuery("synonym", "s1"), ExpandedQuery("synonym", "s1"), ExpandedQuery("unknown", "u"),

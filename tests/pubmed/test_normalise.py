@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from werkzeug import Request, Response
 
-from pubmed.clients import eutils_client
+from pubmed.clients import EutilsUnavailable, eutils_client
 from pubmed.mesh_tree import mesh_tree
 from pubmed.models import ScoutCacheEntry, ScoutCacheKind
 from pubmed.services.normalise import (
@@ -116,8 +116,16 @@ def test_normalisations_and_counts_are_cached_in_the_database_until_they_expire(
     assert len(fake_eutils.requests("/esearch.fcgi")) == 2
 
 
-def test_unreachable_ncbi_leaves_the_name_unverified_and_uncached(fake_eutils: FakeEutils) -> None:
+def test_unreachable_ncbi_stops_the_normalisation_and_caches_nothing(fake_eutils: FakeEutils) -> None:
     fake_eutils.respond("/esearch.fcgi", "down", status=503, content_type="text/plain")
+    with pytest.raises(EutilsUnavailable) as caught:
+        normalise_disease(drug="sorafenib", disease="HCC", client=eutils_client())
+    assert str(caught.value).startswith("NCBI E-utilities esearch.fcgi failed after ")
+    assert not ScoutCacheEntry.objects.exists()
+
+
+def test_a_refused_count_leaves_the_name_unverified_and_uncached(fake_eutils: FakeEutils) -> None:
+    fake_eutils.respond("/esearch.fcgi", "bad request", status=400, content_type="text/plain")
     result = normalise_disease(drug="sorafenib", disease="HCC", client=eutils_client())
     assert (result.normalised, result.count) == ("hepatocellular carcinoma", None)
     assert not ScoutCacheEntry.objects.exists()

@@ -10,7 +10,7 @@ from chat.models import Conversation, MessageRole
 from evidence.models import Tag
 from research import reply as reply_module
 from research.ai_columns import LLM_REQUIRED_MESSAGE
-from research.registries import page_get
+from research.registries import page_get, payload_type_get
 from research.reply import tray_reply
 from tests.chat.fakes import HttpError, Reply, Text, ToolUse
 from tests.research.conftest import MELANOMA, MELANOMA_NCTS
@@ -38,6 +38,21 @@ def vocabulary(db) -> None:
 def ask(user, page, text: str, state: str = STATE):
     conversation = Conversation.objects.create(user=user, app=page.name)
     return tray_reply(conversation=conversation, page=page, state=state, text=text, user=user)
+
+
+def test_without_a_model_the_rule_built_trial_search_keeps_the_intervention_class(ctgov, vocabulary, user) -> None:
+    message = ask(user, TRIALSCOUT, "phase 3 NSCLC immunotherapy trials", state="")
+
+    (payload,) = message.extras["payloads"]
+    assert payload["data"] == {
+        "condition": "non-small cell lung cancer",
+        "intervention": "immunotherapy",
+        "phase": ["PHASE3"],
+        "explanation": "Searches ClinicalTrials.gov for phase 3 trials of immunotherapy in non-small cell lung cancer.",
+    }
+    assert payload_type_get("trial_search_suggestion").url_for(payload["data"]) == (
+        "/trialscout/?condition=non-small+cell+lung+cancer&intervention=immunotherapy&phase=PHASE3"
+    )
 
 
 def test_without_a_model_a_search_request_gets_a_rule_built_trial_search(ctgov, vocabulary, user) -> None:

@@ -158,6 +158,45 @@ def test_pubmed_query_is_none_when_nothing_names_a_topic(request_text: str) -> N
             },
         ),
         (
+            "phase 3 NSCLC immunotherapy trials",
+            {
+                "condition": "non-small cell lung cancer",
+                "intervention": "immunotherapy",
+                "phase": ["PHASE3"],
+                "explanation": "Searches ClinicalTrials.gov for phase 3 trials of immunotherapy in non-small cell lung "
+                "cancer.",
+            },
+        ),
+        (
+            "recruiting anticoagulant trials in AF",
+            {
+                "condition": "atrial fibrillation",
+                "intervention": "anticoagulant",
+                "status": ["RECRUITING"],
+                "explanation": "Searches ClinicalTrials.gov for trials of anticoagulant in atrial fibrillation that "
+                "are recruiting.",
+            },
+        ),
+        (
+            "phase 2 trials of pembrolizumab in elderly NSCLC patients",
+            {
+                "condition": "non-small cell lung cancer",
+                "intervention": "pembrolizumab",
+                "term": "elderly",
+                "phase": ["PHASE2"],
+                "explanation": "Searches ClinicalTrials.gov for phase 2 trials of pembrolizumab in non-small cell lung "
+                "cancer mentioning elderly.",
+            },
+        ),
+        (
+            "phase 3 NSCLC therapy trials",
+            {
+                "condition": "non-small cell lung cancer",
+                "phase": ["PHASE3"],
+                "explanation": "Searches ClinicalTrials.gov for phase 3 trials in non-small cell lung cancer.",
+            },
+        ),
+        (
             "active, not recruiting phase 4 trials",
             {
                 "phase": ["PHASE4"],
@@ -172,6 +211,17 @@ def test_trial_search_parameters_are_parsed_from_a_phrase(request_text: str, exp
 
     assert data == expected
     assert check_payload(payload_type_get("trial_search_suggestion"), data) == expected
+
+
+def test_accepting_a_rule_built_trial_search_keeps_the_intervention_and_other_terms() -> None:
+    from research.pages.trialscout import search_url
+
+    data = build_trial_search(text="phase 3 NSCLC immunotherapy trials in elderly patients", vocabulary=VOCABULARY)
+
+    assert data is not None
+    assert search_url(data) == (
+        "/trialscout/?condition=non-small+cell+lung+cancer&intervention=immunotherapy&q=elderly&phase=PHASE3"
+    )
 
 
 @pytest.mark.parametrize("request_text", ["hello", "thanks!", "what does this mean?"])

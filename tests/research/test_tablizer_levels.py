@@ -75,6 +75,16 @@ def test_rows_filter_and_sort_by_level(reader, colchicine_rows):
     assert [level for _, level, _ in weakest_first] == ["cohort", "rct", "rct", "systematic_review"]
 
 
+def test_any_level_the_select_default_searches_every_level(reader, user, colchicine_rows):
+    response = reader.get(reverse("research:tablizer"), {"q": "colchicine", "level": ""})
+    assert response.status_code == 200
+    assert [pmid for pmid, _, _ in _rows(response)] == ["99000004", "99000001", "22663011", "99000005"]
+    assert "Select a valid choice" not in response.content.decode()
+    assert [item.item_id for item in tablizer.build_context(state="q=colchicine&level=", user=user).items] == [
+        "99000004", "99000001", "22663011", "99000005"
+    ]
+
+
 def test_unknown_level_is_reported_on_the_page(reader, colchicine_rows):
     response = reader.get(reverse("research:tablizer"), {"q": "colchicine", "level": "anecdote"})
     assert "Level of evidence: Select a valid choice. anecdote is not one of the available choices." in (

@@ -75,7 +75,15 @@ def test_the_page_carries_its_state_into_the_tray_and_ai_forms(logged_in, melano
 def test_without_a_model_the_page_says_why_columns_cannot_be_added(logged_in, melanoma_search) -> None:
     html = page(logged_in.get(f"/trialscout/?{STATE}"))
 
-    assert html.cssselect(".ai-unavailable")[0].text_content() == LLM_REQUIRED_MESSAGE
+    banner = html.cssselect(".ai-unavailable")[0].text_content()
+    assert banner == LLM_REQUIRED_MESSAGE == (
+        "AI columns are not available: they need a language model, and none is switched on in this MedCite. "
+        "An administrator can enable one. Until then, the chat tray still builds searches and answers questions "
+        "from the loaded rows."
+    )
+    shown = html.text_content()
+    for operator_detail in ("LLM_PROVIDER", "API_KEY", "BASE_URL", "restart", "extractive"):
+        assert operator_detail not in shown
     assert html.cssselect(".ai-column-add button[type=submit]")[0].get("disabled") is not None
 
 

@@ -9,6 +9,7 @@ import pytest
 from lxml import html
 from pytest_httpserver import HTTPServer
 
+from tests.conftest import free_port
 from tests.factories import UserFactory
 from tests.trials.factories import TrialFactory
 
@@ -123,6 +124,38 @@ def test_detail_page_when_ctgov_is_down_is_a_message_not_an_error_page(client, c
     assert page(response).cssselect(".message.error")[0].text_content() == (
         "ClinicalTrials.gov is not answering right now; try again in a few minutes."
     )
+
+
+def test_detail_page_of_a_library_trial_when_ctgov_is_down_shows_what_the_library_holds(
+    client, ctgov: HTTPServer, settings
+) -> None:
+    from evidence.models import Study
+    from evidence.services.seed import evidence_seed
+
+    evidence_seed()
+    study = Study.objects.get(nct_number="NCT04660344")
+    settings.CTGOV_BASE_URL = f"http://127.0.0.1:{free_port()}/api/v2/"  # offline: nothing listens
+
+    response = client.get("/trialscout/NCT04660344/")
+
+    assert response.status_code == 200
+    tree = page(response)
+    assert " ".join(tree.cssselect("h1")[0].text_content().split()) == "IMvigor011 (NCT04660344)"
+    assert tree.cssselect('.message[role="status"]')[0].text_content() == (
+        "ClinicalTrials.gov is not answering right now; try again in a few minutes. The registry record cannot be "
+        "shown; below is what MedCite's evidence library holds about this trial."
+    )
+    text = " ".join(tree.text_content().split())
+    assert "ctDNA-Guided Adjuvant Atezolizumab in Muscle-Invasive Bladder Cancer" in text
+    assert study.key_finding in text
+    links = {a.text_content(): a.get("href") for a in tree.cssselect(".library-trial-links a")}
+    assert links == {
+        "IMvigor011 in the evidence library": f"/library/{study.pk}/",
+        "PubMed: PMID 41124204": "https://pubmed.ncbi.nlm.nih.gov/41124204/",
+        "Publisher (DOI 10.1056/NEJMoa2511885)": "https://doi.org/10.1056/NEJMoa2511885",
+        "ClinicalTrials.gov: NCT04660344": "https://clinicaltrials.gov/study/NCT04660344",
+    }
+    assert not tree.cssselect('[role="alert"]')
 
 
 def test_detail_page_marks_a_stale_copy(client, ctgov: HTTPServer, settings) -> None:

@@ -57,7 +57,7 @@ class Command(BaseCommand):
             run = scout_run_execute(run_id=str(run.pk))
         except EutilsUnavailable as exc:
             scout_run_fail(run_id=str(run.pk), message=str(exc))
-            raise CommandError(f"NCBI E-utilities could not be reached: {exc}") from exc
+            raise CommandError(f"NCBI E-utilities could not be reached: {exc.__cause__ or exc}") from exc
         except Exception as exc:
             raise CommandError(f"The scout run failed: {type(exc).__name__}: {exc}") from exc
         result = run.result or {}

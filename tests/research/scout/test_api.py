@@ -73,11 +73,11 @@ def test_without_a_broker_ncbi_being_down_fails_the_run_and_resuming_it_continue
     assert response.status_code == 202
     run = ScoutRun.objects.get()
     assert run.status == ScoutRunStatus.FAILED
-    assert run.error.startswith("NCBI E-utilities could not be reached: esearch ")
+    assert run.error == pipeline.pubmed_unreachable_message("normalise")
     steps = {step["key"]: step["status"] for step in run.steps}
-    assert (steps["normalise"], steps["expand"], steps["fetch"], steps["search"]) == ("done", "done", "failed",
-                                                                                      "pending")
-    assert run.state["normalise"]["count"] is None  # unverified, not cached
+    assert (steps["normalise"], steps["expand"], steps["fetch"], steps["search"]) == ("failed", "pending",
+                                                                                      "pending", "pending")
+    assert run.state == {}  # nothing verified, nothing kept
     detail = api.get(f"/api/v1/scout/{run.pk}/").json()
     assert (detail["status"], detail["progress"], detail["result"]) == ("failed", 1.0, None)
 
@@ -88,8 +88,9 @@ def test_without_a_broker_ncbi_being_down_fails_the_run_and_resuming_it_continue
     assert response.status_code == 202 and response.json()["status"] == "pending"
     run.refresh_from_db()
     assert (run.status, run.attempts, run.error) == (ScoutRunStatus.SUCCEEDED, 2, "")
-    # Normalise and expand were kept: only the fetch stage's esearch requests (5 queries) were sent.
-    assert len(back.requests("esearch.fcgi")) == len(run.state["expand"]["queries"]) == 5
+    # The disease was verified (one count) and the fetch stage sent its 5 queries.
+    assert len(back.requests("esearch.fcgi")) == 1 + len(run.state["expand"]["queries"]) == 6
+    assert run.state["normalise"]["count"] is not None
     again = api.post(f"/api/v1/scout/{run.pk}/resume/")
     assert again.status_code == 409
     assert again.json()["error"] == {

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
+import uuid
+from typing import Any
 
 import pytest
 from django.test import Client
 
 from pubmed.models import SearchQuery
 from research.models import ScoutRun, ScoutRunStatus
+from research.scout import pipeline
 from research.scout.pipeline import scout_run_execute
 from research.scout.runs import scout_run_create
+from tests.conftest import free_port
 from tests.factories import UserFactory
 from tests.pubmed.corpus import CorpusEutils
 from tests.research.scout.conftest import DISEASE, DRUG, PROFILE
@@ -123,3 +127,32 @@ def test_a_failed_run_offers_resume_which_queues_it_again(client: Client, resear
     run.refresh_from_db()
     assert (run.status, run.error) == (ScoutRunStatus.PENDING, "")
     assert f'action="/scout/{run.pk}/resume/"' not in client.get(f"/scout/{run.pk}/").content.decode()
+
+
+def test_offline_the_run_page_says_once_in_plain_words_which_step_stopped(
+    client: Client, researcher: object, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.NCBI_EUTILS_BASE_URL = f"http://127.0.0.1:{free_port()}/entrez/eutils/"  # nothing listens
+    settings.NCBI_API_KEY = f"fake-test-key-{uuid.uuid4().hex}"
+    settings.NCBI_MAX_RETRIES = 4  # five attempts per request, as in production
+    settings.NCBI_BACKOFF_INITIAL_SECONDS = settings.NCBI_BACKOFF_MAX_SECONDS = 0.01
+    settings.REDIS_URL = settings.CELERY_BROKER_URL = ""  # no worker: the run fails for good at once
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/scout/", {"drug": "apixaban", "disease": "heart failure"})
+    run = ScoutRun.objects.get()
+    assert run.status == ScoutRunStatus.FAILED
+    message = (
+        "PubMed could not be reached, so this search stopped at step 1, “Normalise and verify the disease name”. "
+        "Nothing is lost: the finished steps are kept and the search continues from this step once PubMed "
+        "answers again."
+    )
+    assert run.error == message
+    assert [(step["key"], step["status"], step["detail"]) for step in run.steps] == [
+        ("normalise", "failed", "PubMed could not be reached."),
+        *[(key, "pending", "") for key, _ in pipeline.STAGES[1:]],
+    ]
+    page = client.get(response["Location"]).content.decode()
+    assert page.count('role="alert"') == 1 and page.count("PubMed could not be reached") == 2
+    assert message in page
+    for raw in ("E-utilities", "esearch.fcgi", "attempts", "ConnectError", "Errno", "connection failed"):
+        assert raw not in page
