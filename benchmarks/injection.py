@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.monotonic()
-    held_out = wordings.held_out_wordings()
+    held_out = wordings.third_held_out_wordings()
     missed = [sentence for sentence in held_out if not instruction_signals(sentence)]
     print(
         f"held-out injections: {len(held_out) - len(missed)}/{len(held_out)} flagged, "
