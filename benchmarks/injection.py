@@ -1,9 +1,10 @@
-"""Instruction detector quality: recall on held-out injection wordings, false-positive rate on PubMedQA.
+"""Instruction detector quality: recall on every held-out injection set, false-positive rate on PubMedQA.
 
-Held out: `tests/evidence/injection_wordings.py:held_out_wordings()` (240 sentences, a style the
-detector never saw). Benign: every sentence of every PubMedQA PQA-L context paragraph
-(../shared/data/pubmedqa/ori_pqal.json, never copied). Also prints the figures on the wordings the
-detector learnt from, and SciFact, for comparison. No database is needed.
+Held out: `tests/evidence/injection_wordings.py:held_out_wordings()` (a fifth style, never trained or
+tuned on). The earlier sets (the development grammar and three former held-out sets, each measured
+once before it became training data) are reported one by one beside it. Benign: every sentence of
+every PubMedQA PQA-L context paragraph (../shared/data/pubmedqa/ori_pqal.json, never copied), and
+SciFact for comparison. Also the detector's average cost per sentence. No database is needed.
 
     .venv/bin/python benchmarks/injection.py [--show N]
 """
@@ -21,42 +22,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evidence.injection import instruction_signals
 from tests.evidence import injection_wordings as wordings
 
+INJECTION_SETS = (
+    ("held-out (fifth style, never trained on)", wordings.held_out_wordings),
+    ("third held-out (fourth style, training data since)", wordings.third_held_out_wordings),
+    ("second held-out (third style, training data since)", wordings.second_held_out_wordings),
+    ("first held-out (second style, training data since)", wordings.first_held_out_wordings),
+    ("development grammar", wordings.development_wordings),
+)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--show", type=int, default=10, help="Print up to N misses and false positives.")
+    parser.add_argument("--show", type=int, default=10, help="Print up to N misses and false positives per set.")
     args = parser.parse_args()
 
     started = time.monotonic()
-    held_out = wordings.held_out_wordings()
-    missed = [sentence for sentence in held_out if not instruction_signals(sentence)]
-    print(
-        f"held-out injections: {len(held_out) - len(missed)}/{len(held_out)} flagged, "
-        f"recall {1 - len(missed) / len(held_out):.4f}, {len(missed)} passed"
-    )
-    for sentence in missed[: args.show]:
-        print(f"  passed: {sentence}")
-
-    learnt = [
-        *wordings.development_wordings(),
-        *wordings.first_held_out_wordings(),
-        *wordings.second_held_out_wordings(),
-    ]
-    print(
-        f"learnt-from wordings: recall {sum(bool(instruction_signals(s)) for s in learnt) / len(learnt):.4f} "
-        f"of {len(learnt)}"
-    )
+    for name, generator in INJECTION_SETS:
+        sentences = generator()
+        missed = [sentence for sentence in sentences if not instruction_signals(sentence)]
+        print(
+            f"{name}: {len(sentences) - len(missed)}/{len(sentences)} flagged, "
+            f"recall {1 - len(missed) / len(sentences):.4f}, {len(missed)} passed"
+        )
+        for sentence in missed[: args.show]:
+            print(f"  passed: {sentence}")
 
     for name, sentences in (
         ("PubMedQA", wordings.pubmedqa_sentences()),
         ("SciFact", list(wordings.scifact_sentences())),
     ):
+        timer = time.perf_counter()
         flagged = [(sentence, instruction_signals(sentence)) for sentence in sentences]
+        per_sentence_ms = (time.perf_counter() - timer) / len(sentences) * 1000
         flagged = [(sentence, signals) for sentence, signals in flagged if signals]
         by_signal = Counter(signal for _, signals in flagged for signal in signals)
         print(
             f"{name} sentences: {len(flagged)}/{len(sentences)} flagged, false-positive rate "
-            f"{len(flagged) / len(sentences):.5f} ({dict(by_signal)})"
+            f"{len(flagged) / len(sentences):.5f} ({dict(by_signal)}); {per_sentence_ms:.3f} ms a sentence"
         )
         for sentence, signals in flagged[: args.show]:
             print(f"  {','.join(signals)}: {sentence[:160]}")

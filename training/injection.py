@@ -1,17 +1,18 @@
-"""Train the instruction classifier: logistic regression over hashed character and word n-grams (numpy only).
+"""Train the instruction classifier: logistic regression over hashed n-grams and sentence shapes (numpy only).
 
     python -m training.injection            # train, pick the threshold, write evidence/injection_model/
     python -m training.injection --check    # the same, printing the figures without writing anything
 
 Positives are the project's own injection wordings that are no longer held out (the development
-grammar and the two earlier held-out sets, `tests/evidence/injection_wordings.py`); negatives are
-SciFact corpus sentences (../shared/data, never copied). Each positive is also learnt without its
-lead-in (`augmented`). SciFact documents are split by a fixed
+grammar, the prose development style and the three earlier held-out sets,
+`tests/evidence/injection_wordings.py`); negatives are real abstract sentences: the SciFact corpus,
+the Citation-Integrity corpus and the Check-COVID corpus (../shared/data, never copied). Each
+positive is also learnt without its lead-in (`augmented`). Benign documents are split by a fixed
 seed: 85 % train, 15 % to choose the threshold - the lowest score at which at most
-`max_validation_fpr` of those sentences are flagged. Before the final fit, a style check trains on
-the development grammar and the first held-out set only and reports recall on the second, so the
-model card says how well the classifier carries over to a wording style it never saw. PubMedQA and
-the current held-out set are never read here: `benchmarks/injection.py` measures on them.
+`max_validation_fpr` of those sentences are flagged. Before the final fit, a style check trains
+without the third held-out set and reports recall on it, so the model card says how well the
+classifier carries over to a wording style it never saw. PubMedQA and the current held-out set are
+never read here: `benchmarks/injection.py` measures on them.
 """
 
 from __future__ import annotations
@@ -126,16 +127,24 @@ def fit(
     return weights, bias
 
 
-def _scifact_split(settings: TrainingSettings) -> tuple[list[str], list[str]]:
-    """Return SciFact sentences split by document into (train, validation)."""
+def _benign_documents() -> list[list[str]]:
+    """Return the benign abstracts, each as its title (where it has one) and sentences."""
+    claims = wordings.SHARED_DATA / "claims"
+    documents = []
+    for corpus in ("scifact/corpus.jsonl", "citation_integrity/corpus.jsonl", "check_covid/corpus.json"):
+        with (claims / corpus).open() as lines:  # one JSON record a line, SciFact's schema
+            documents += [[record["title"], *record["abstract"]] for record in map(json.loads, lines)]
+    return [[sentence for sentence in document if sentence and sentence.strip()] for document in documents]
+
+
+def _benign_split(settings: TrainingSettings) -> tuple[list[str], list[str]]:
+    """Return the benign sentences split by document into (train, validation)."""
     rng = random.Random(settings.seed)
     train: list[str] = []
     validation: list[str] = []
-    with (wordings.SHARED_DATA / "claims" / "scifact" / "corpus.jsonl").open() as lines:
-        for line in lines:
-            record = json.loads(line)
-            target = validation if rng.random() < settings.validation_share else train
-            target.extend([record["title"], *record["abstract"]])
+    for document in _benign_documents():
+        target = validation if rng.random() < settings.validation_share else train
+        target.extend(document)
     return train, validation
 
 
@@ -149,24 +158,26 @@ def _threshold(scores: np.ndarray, max_fpr: float) -> float:
 def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
     """Run the style check and the final fit; return the model."""
     started = time.monotonic()
-    development = wordings.development_wordings()
-    first, second = wordings.first_held_out_wordings(), wordings.second_held_out_wordings()
-    benign_train, benign_validation = _scifact_split(settings)
-    print(f"positives: development {len(development)}, first {len(first)}, second {len(second)}")
-    print(f"SciFact sentences: train {len(benign_train)}, validation {len(benign_validation)}")
+    development = [*wordings.development_wordings(), *wordings.development_prose_wordings()]
+    earlier = [*wordings.first_held_out_wordings(), *wordings.second_held_out_wordings()]
+    third = wordings.third_held_out_wordings()
+    benign_train, benign_validation = _benign_split(settings)
+    print(f"positives: development {len(development)}, first and second {len(earlier)}, third {len(third)}")
+    print(f"benign sentences: train {len(benign_train)}, validation {len(benign_validation)}")
 
-    weights, bias = fit(augmented([*development, *first]), benign_train, settings, dimension)
+    weights, bias = fit(augmented([*development, *earlier]), benign_train, settings, dimension)
     threshold = _threshold(_scores(weights, bias, _encode(benign_validation)), settings.max_validation_fpr)
-    style_recall = float((_scores(weights, bias, _encode(second)) >= threshold).mean())
-    print(f"style check (trained without the second set): recall on it {style_recall:.3f}")
+    style_recall = float((_scores(weights, bias, _encode(third)) >= threshold).mean())
+    print(f"style check (trained without the third set): recall on it {style_recall:.3f}")
 
-    positives = augmented([*development, *first, *second])
+    learnt = [*development, *earlier, *third]
+    positives = augmented(learnt)
     weights, bias = fit(positives, benign_train, settings, dimension)
     validation_scores = _scores(weights, bias, _encode(benign_validation))
     threshold = _threshold(validation_scores, settings.max_validation_fpr)
     validation_fpr = float((validation_scores >= threshold).mean())
-    train_recall = float((_scores(weights, bias, _encode([*development, *first, *second])) >= threshold).mean())
-    print(f"threshold {threshold:.4f}: SciFact validation FPR {validation_fpr:.5f}, training recall {train_recall:.3f}")
+    train_recall = float((_scores(weights, bias, _encode(learnt)) >= threshold).mean())
+    print(f"threshold {threshold:.4f}: benign validation FPR {validation_fpr:.5f}, training recall {train_recall:.3f}")
     print(f"trained in {time.monotonic() - started:.0f} s")
     return TrainedModel(
         weights=weights.astype(np.float16),
@@ -178,7 +189,8 @@ def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
             "positives": len(positives),
             "negatives": len(benign_train),
             "style_check_recall": round(style_recall, 4),
-            "scifact_validation_fpr": round(validation_fpr, 6),
+            "benign_validation_fpr": round(validation_fpr, 6),
+            "benign_validation_sentences": len(benign_validation),
             "training_recall": round(train_recall, 4),
         },
     )
