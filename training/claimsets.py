@@ -251,25 +251,41 @@ def _evidence_text(sentences: tuple[str, ...], indices) -> str:
     return " ".join(sentences[i] for i in sorted(indices) if 0 <= i < len(sentences))
 
 
-# Hard negatives per case: Citation-Integrity marks evidence loosely, so one closest sentence only.
-_NEGATIVES = {"scifact": 2, "citation_integrity": 1, "check_covid": 2, "clinifact": 2}
+# Hard negatives per case: the sentences closest to the claim that are not its evidence, as the verifier
+# meets them in an abstract (single sentences, and two-sentence windows as the product reads units).
+# Citation-Integrity marks evidence loosely, so one sentence only there.
+_NEGATIVES = {"scifact": 4, "citation_integrity": 1, "check_covid": 3, "clinifact": 3}
+_WINDOWS = {"scifact": 2, "citation_integrity": 0, "check_covid": 1, "clinifact": 1}
+
+
+def _negatives(case: Case, exclude: tuple[int, ...]) -> list[Pair]:
+    ranked = [i for i in closest_sentences(case.claim, case.sentences, len(case.sentences)) if i not in exclude]
+    singles = ranked[: _NEGATIVES[case.dataset]]
+    pairs = [Pair(case.claim, case.sentences[i], NOT_ENOUGH_INFO, case.dataset) for i in singles]
+    windows = [(i, i + 1) for i in singles if i + 1 < len(case.sentences) and i + 1 not in exclude]
+    pairs.extend(
+        Pair(case.claim, _evidence_text(case.sentences, window), NOT_ENOUGH_INFO, case.dataset)
+        for window in windows[: _WINDOWS[case.dataset]]
+    )
+    return pairs
 
 
 def pairs_from_case(case: Case) -> list[Pair]:
-    """Return training pairs for one case: its rationale (or closest sentences) and hard negatives."""
+    """Return training pairs for one case: its rationale (alone and with a neighbour) and hard negatives."""
     source = case.dataset
     if case.rationale and case.label != NOT_ENOUGH_INFO:
         pairs = [Pair(case.claim, _evidence_text(case.sentences, case.rationale), case.label, source)]
-        # Sentences of the same abstract that experts did not mark are (mostly) not evidence.
-        others = [i for i in closest_sentences(case.claim, case.sentences, 4) if i not in case.rationale]
-        pairs.extend(Pair(case.claim, case.sentences[i], NOT_ENOUGH_INFO, source) for i in others[: _NEGATIVES[source]])
-        return pairs
+        after = max(case.rationale) + 1
+        if len(case.rationale) == 1 and after < len(case.sentences):
+            pairs.append(Pair(case.claim, _evidence_text(case.sentences, (*case.rationale, after)), case.label, source))
+        return pairs + _negatives(case, case.rationale)
     if case.rationale:  # Check-COVID marks the sentence judged insufficient
-        return [Pair(case.claim, _evidence_text(case.sentences, case.rationale), NOT_ENOUGH_INFO, source)]
-    closest = closest_sentences(case.claim, case.sentences, 2)
+        marked = Pair(case.claim, _evidence_text(case.sentences, case.rationale), NOT_ENOUGH_INFO, source)
+        return [marked, *_negatives(case, case.rationale)]
     if case.label == NOT_ENOUGH_INFO:
-        return [Pair(case.claim, case.sentences[i], NOT_ENOUGH_INFO, source) for i in closest]
+        return _negatives(case, ())
     # No rationale given (CliniFact): the two sentences closest to the claim carry the label together.
+    closest = closest_sentences(case.claim, case.sentences, 2)
     return [Pair(case.claim, _evidence_text(case.sentences, closest), case.label, source)]
 
 

@@ -46,6 +46,10 @@ SCENARIOS = {
         f"[citation:pmid:{TIE_2016}].",
         ["lowered the risk"],
     ),
+    "reversal_in_words_no_rule_lists": (
+        f"Postoperative ctDNA status was unrelated to recurrence in stage II colon cancer [citation:pmid:{TIE_2016}].",
+        ["unrelated to recurrence"],
+    ),
     "claim_from_another_study": (
         "Adjuvant atezolizumab prolonged disease-free survival in ctDNA-positive patients after surgery "
         f"[citation:pmid:{TIE_2016}].",
@@ -152,3 +156,22 @@ def test_the_issue_example_keeps_its_supported_first_statement_with_its_quote(li
     assert "79%" in result.citations[0]["support"][0]["quote"] or result.citations[0]["support"][0]["quote"]
     assert result.confidence != "GREEN"
     assert any("40% reduction" in item["text"] for item in result.claims_removed)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_reversed_finding_is_removed_and_recorded_as_contradicted(library, provider, request, llm_settings):
+    """The source reports a strong association; the model says there is none, in words no rule lists."""
+    fake = request.getfixturevalue(f"fake_{provider}")
+    fake.script(Reply([Text(SCENARIOS["reversal_in_words_no_rule_lists"][0])]))
+    events = list(answer_events(question=QUESTION, settings=llm_settings(provider)))
+    result = next(event.result for event in events if isinstance(event, DoneEvent))
+    removed = [item for item in result.claims_removed if "unrelated to recurrence" in item["text"]]
+    assert removed and removed[0]["verdict"] == "contradicted", result.claims_removed
+    assert removed[0]["reason"].startswith("the cited source says otherwise")
+    record = next(claim for claim in result.claims if "unrelated to recurrence" in claim["text"])
+    assert record["verdict"] == "contradicted" and record["support"], record
+    support = next(step for step in result.trace if step["step"] == "support")
+    assert "contradicted by the source it cites" in support["detail"]
+    # It was the opening statement: the answer says so and quotes the source instead.
+    assert result.answer.startswith("The opening statement of the drafted answer was removed")
+    assert "unrelated" not in result.answer
