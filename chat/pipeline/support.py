@@ -22,13 +22,13 @@ from evidence.citations.parse import extract_mentions
 from evidence.claims import (
     CONTRADICTED,
     NOT_ENOUGH_INFO,
+    SIMILARITY_THRESHOLD,
     SUPPORTED,
     Candidate,
     Claim,
     PassageCache,
     Quote,
     decide,
-    get_verifier_model,
     judge_claim,
     remove_dangling,
     score_claim,
@@ -142,7 +142,7 @@ class SupportChecker:
                 continue
             keys.append((plain, tuple(cited)))
             scored.append(
-                score_claim(plain, passages, embed=embed_cached, model=get_verifier_model(), cache=self.cache)
+                score_claim(plain, passages, embed=embed_cached, model=None, cache=self.cache)
             )
         for index, answer in llm_verdicts(scored, self.complete).items():
             self.model_verdicts[keys[index]] = (answer.verdict, answer.candidate)
@@ -196,12 +196,11 @@ class SupportChecker:
         if override is None:
             verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
         else:
-            model = get_verifier_model()
-            scored = score_claim(plain, passages, embed=embed_cached, model=model, cache=self.cache)
+            scored = score_claim(plain, passages, embed=embed_cached, model=None, cache=self.cache)
             verdict = decide(
                 scored,
-                support_threshold=model.config.support_threshold,
-                contradict_threshold=model.config.contradict_threshold,
+                support_threshold=SIMILARITY_THRESHOLD if self.threshold is None else self.threshold,
+                contradict_threshold=1.0,
                 override=override,
             )
         return verdict.verdict, [_quote(q) for q in verdict.support], verdict.reason
@@ -320,7 +319,10 @@ def check_support(run: AnswerRun) -> TraceStep:
     if run.composed_by == "extractive":  # the extractive composer quotes; a failed model is not asked again
         checker.complete = None
     text, records, removals = checker.check(run.generation.text)
-    text = contradiction_notice(records) + text
+    notice = contradiction_notice(records)
+    if notice:  # a verbatim quote of the cited source, shown as the statement it is
+        records.insert(0, ClaimRecord(notice.strip(), [records[0].support[0]["doc_id"]], True, records[0].support))
+        text = notice + text
     run.generation = replace(run.generation, text=text)
     run.claims = records
     run.claims_removed = [r for r in removals if r["kind"] != "identifier"]

@@ -3,6 +3,7 @@
 from evidence.claims.judge import (
     CONTRADICTED,
     NOT_ENOUGH_INFO,
+    SIMILARITY_THRESHOLD,
     SUPPORTED,
     VERDICTS,
     Candidate,
@@ -22,7 +23,7 @@ from evidence.claims.metrics import CitationMetrics, citation_metrics, cited_pas
 from evidence.claims.model import ClaimVerifierModel, VerifierModelError, get_verifier_model
 from evidence.claims.names import NameMention, name_in_text, study_names
 from evidence.claims.numbers import Number, missing_numbers, numbers_in
-from evidence.claims.polarity import Polarity, polarity_conflict, polarity_of
+from evidence.claims.polarity import Polarity, polarity_conflict, polarity_of, states_no_effect
 from evidence.claims.splitting import (
     Claim,
     Fragment,
@@ -36,6 +37,7 @@ from evidence.claims.verbatim import verbatim_quote
 __all__ = [
     "CONTRADICTED",
     "NOT_ENOUGH_INFO",
+    "SIMILARITY_THRESHOLD",
     "SUPPORTED",
     "VERDICTS",
     "Candidate",
@@ -70,6 +72,7 @@ __all__ = [
     "remove_dangling",
     "score_claim",
     "split_claims",
+    "states_no_effect",
     "study_names",
     "verbatim_quote",
 ]

@@ -79,3 +79,8 @@ def polarity_conflict(claim: str, support: str) -> str:
         (claimed,), (reported,) = said.directions, source.directions
         return f"the claim says it {claimed}d but the cited text says it {reported}d"
     return ""
+
+
+def states_no_effect(text: str) -> bool:
+    """Return whether `text` negates its finding ("did not reduce", "no significant difference")."""
+    return polarity_of(text).negated

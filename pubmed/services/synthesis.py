@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from evidence.claims import CONTRADICTED, PassageCache, PassageText, judge_claim, polarity_of
+from evidence.claims import CONTRADICTED, PassageCache, PassageText, judge_claim, states_no_effect
 from evidence.text import split_sentences, without_instructions
 from pubmed.embeddings import embed_cached
 from pubmed.prompts import SYNTHESIS_SCHEMA, JsonCompleter, checked_reply, synthesis_prompt
@@ -110,7 +110,7 @@ def design_strength(study_types: Counter[str] | dict[str, int]) -> str:
 
 def consistent(findings: Sequence[KeyFinding]) -> bool:
     """Return False when some findings report an effect and others report none (negated)."""
-    negated = {polarity_of(finding.text).negated for finding in findings}
+    negated = {states_no_effect(finding.text) for finding in findings}
     return len(negated) < 2
 
 
