@@ -103,10 +103,19 @@ class AnswerSettings(BaseModel):
     tool_max_results: int = Field(5, ge=1, le=20, description="Most PubMed records one search_pubmed call returns.")
     live_search: bool = Field(
         True,
-        description="Search PubMed live (and store what it finds) when sufficiency is below 50 and no anchor pack "
-        "matches.",
+        description="Search PubMed live (and store what it finds) when stored evidence does not suffice: "
+        "sufficiency below 50, no anchor pack, and too few sources directly addressing the question "
+        "(evidence.sufficiency).",
     )
     live_search_max_results: int = Field(10, ge=1, le=50, description="Most PMIDs the live PubMed search fetches.")
+    live_search_direct_sources: int = Field(
+        2,
+        ge=1,
+        le=20,
+        description="Admitted sources that address the question directly (condition, decision and meaning) which "
+        "make stored evidence sufficient, so no live search runs; one directly-addressing review or guideline "
+        "always suffices.",
+    )
     model_pico: bool = Field(
         True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
     )
