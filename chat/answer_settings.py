@@ -116,6 +116,14 @@ class AnswerSettings(BaseModel):
         "make stored evidence sufficient, so no live search runs; one directly-addressing review or guideline "
         "always suffices.",
     )
+    live_search_wait_seconds: float = Field(
+        1.5,
+        ge=0,
+        le=60,
+        description="Longest a live search waits for a slot in the shared NCBI request budget (3/s, 10/s with "
+        "NCBI_API_KEY). When other answers hold the budget longer, this answer uses stored evidence and, with a "
+        "Celery broker, the search is queued for a worker so later askers find its results stored.",
+    )
     model_pico: bool = Field(
         True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
     )

@@ -11,6 +11,10 @@ commands draw from one budget:
 
 When Redis is configured but cannot be reached, the limiter logs a warning and uses the PostgreSQL
 window until Redis answers again; it never falls back to a window that only one process can see.
+
+An answer that cannot wait long sets a deadline around its requests (`ncbi_budget_deadline`): a request
+whose slot would come free only after it raises `RateLimitBusy` at once instead of queueing, so a
+clinician's answer never waits seconds behind other answers' PubMed searches.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import hashlib
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextvars import ContextVar
 from functools import cache
 from typing import Protocol
 
@@ -65,6 +71,39 @@ class RateLimiterUnavailable(Exception):
     """No store the budget is shared through could be reached, so no request slot was taken."""
 
 
+class RateLimitBusy(Exception):
+    """No request slot comes free before the caller's deadline: other requests hold the budget right now."""
+
+
+_deadline: ContextVar[float | None] = ContextVar("ncbi_budget_deadline", default=None)
+
+
+@contextlib.contextmanager
+def ncbi_budget_deadline(seconds: float) -> Iterator[None]:
+    """Within the block, a request that would wait for a slot beyond `seconds` from now raises RateLimitBusy."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Return the seconds left before the current deadline (None when no deadline is set)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _check_wait(wait_seconds: float) -> None:
+    """Raise RateLimitBusy when waiting `wait_seconds` more would pass the current deadline."""
+    left = seconds_left()
+    if left is not None and wait_seconds > left:
+        raise RateLimitBusy(
+            f"the NCBI request budget is in use: the next slot frees in {wait_seconds:.2f} s, "
+            f"more than the {max(left, 0.0):.2f} s this request may wait"
+        )
+
+
 class RateLimiter(Protocol):
     limit: int
     window_seconds: float
@@ -92,20 +131,30 @@ class PostgresRateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
-        with self._lock:
-            database = connections.create_connection(self.using)
-            try:
-                database.ensure_connection()
-                database.set_autocommit(False)
-                while True:
-                    wait = self._take_slot(database)
-                    if wait <= 0:
-                        return
-                    time.sleep(wait)
-            except DatabaseError as exc:
-                raise RateLimiterUnavailable(f"PostgreSQL could not record the NCBI request: {exc}") from exc
-            finally:
-                database.close()
+        left = seconds_left()
+        if not self._lock.acquire(timeout=-1 if left is None else max(left, 0.0)):
+            # The other threads of this process queue for slots past our deadline.
+            raise RateLimitBusy("the NCBI request budget is in use by this process's other requests")
+        try:
+            self._acquire_locked()
+        finally:
+            self._lock.release()
+
+    def _acquire_locked(self) -> None:
+        database = connections.create_connection(self.using)
+        try:
+            database.ensure_connection()
+            database.set_autocommit(False)
+            while True:
+                wait = self._take_slot(database)
+                if wait <= 0:
+                    return
+                _check_wait(wait)
+                time.sleep(wait)
+        except DatabaseError as exc:
+            raise RateLimiterUnavailable(f"PostgreSQL could not record the NCBI request: {exc}") from exc
+        finally:
+            database.close()
 
     def _take_slot(self, database: BaseDatabaseWrapper) -> float:
         """Take a slot and return 0, or return the seconds until the oldest slot leaves the window."""
@@ -189,6 +238,7 @@ class RedisRateLimiter:
                 self._redis_down_until = 0.0
             if wait_us == 0:
                 return
+            _check_wait(wait_us / 1_000_000)
             time.sleep(wait_us / 1_000_000)
 
 

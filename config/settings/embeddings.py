@@ -56,6 +56,7 @@ CELERY_TASK_ROUTES = {
         "pubmed.tasks.load_abstracts_file_task",
         "pubmed.tasks.embed_missing_chunks_task",
         "pubmed.tasks.refresh_stale_abstracts_task",
+        "pubmed.tasks.live_search_task",
     )
 }
 
