@@ -117,10 +117,10 @@ class AnswerSettings(BaseModel):
         "always suffices.",
     )
     live_search_wait_seconds: float = Field(
-        1.5,
+        0.5,
         ge=0,
         le=60,
-        description="Longest a live search waits for a slot in the shared NCBI request budget (3/s, 10/s with "
+        description="Longest each request of a live search waits for a slot in the shared NCBI budget (3/s, 10/s with "
         "NCBI_API_KEY). When other answers hold the budget longer, this answer uses stored evidence and, with a "
         "Celery broker, the search is queued for a worker so later askers find its results stored.",
     )

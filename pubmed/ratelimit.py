@@ -12,8 +12,8 @@ commands draw from one budget:
 When Redis is configured but cannot be reached, the limiter logs a warning and uses the PostgreSQL
 window until Redis answers again; it never falls back to a window that only one process can see.
 
-An answer that cannot wait long sets a deadline around its requests (`ncbi_budget_deadline`): a request
-whose slot would come free only after it raises `RateLimitBusy` at once instead of queueing, so a
+An answer that cannot wait long bounds the wait around its requests (`ncbi_budget_wait`): a request
+whose slot would come free only later raises `RateLimitBusy` at once instead of queueing, so a
 clinician's answer never waits seconds behind other answers' PubMed searches.
 """
 
@@ -75,32 +75,34 @@ class RateLimitBusy(Exception):
     """No request slot comes free before the caller's deadline: other requests hold the budget right now."""
 
 
-_deadline: ContextVar[float | None] = ContextVar("ncbi_budget_deadline", default=None)
+_max_wait: ContextVar[float | None] = ContextVar("ncbi_budget_wait", default=None)
 
 
 @contextlib.contextmanager
-def ncbi_budget_deadline(seconds: float) -> Iterator[None]:
-    """Within the block, a request that would wait for a slot beyond `seconds` from now raises RateLimitBusy."""
-    token = _deadline.set(time.monotonic() + seconds)
+def ncbi_budget_wait(seconds: float) -> Iterator[None]:
+    """Within the block, a request whose slot would come free more than `seconds` later raises RateLimitBusy."""
+    token = _max_wait.set(seconds)
     try:
         yield
     finally:
-        _deadline.reset(token)
+        _max_wait.reset(token)
 
 
-def seconds_left() -> float | None:
-    """Return the seconds left before the current deadline (None when no deadline is set)."""
-    deadline = _deadline.get()
-    return None if deadline is None else deadline - time.monotonic()
+def _deadline() -> float | None:
+    """Return when the request now asking for a slot must give up (None: it may wait as long as it takes)."""
+    wait = _max_wait.get()
+    return None if wait is None else time.monotonic() + wait
 
 
-def _check_wait(wait_seconds: float) -> None:
-    """Raise RateLimitBusy when waiting `wait_seconds` more would pass the current deadline."""
-    left = seconds_left()
-    if left is not None and wait_seconds > left:
+def _check_wait(wait_seconds: float, deadline: float | None) -> None:
+    """Raise RateLimitBusy when waiting `wait_seconds` more would pass `deadline`."""
+    if deadline is None:
+        return
+    left = deadline - time.monotonic()
+    if wait_seconds > left:
         raise RateLimitBusy(
             f"the NCBI request budget is in use: the next slot frees in {wait_seconds:.2f} s, "
-            f"more than the {max(left, 0.0):.2f} s this request may wait"
+            f"more than the {max(left, 0.0):.2f} s this request may still wait"
         )
 
 
@@ -131,16 +133,16 @@ class PostgresRateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
-        left = seconds_left()
-        if not self._lock.acquire(timeout=-1 if left is None else max(left, 0.0)):
+        deadline = _deadline()
+        if not self._lock.acquire(timeout=-1 if deadline is None else max(deadline - time.monotonic(), 0.0)):
             # The other threads of this process queue for slots past our deadline.
             raise RateLimitBusy("the NCBI request budget is in use by this process's other requests")
         try:
-            self._acquire_locked()
+            self._acquire_locked(deadline)
         finally:
             self._lock.release()
 
-    def _acquire_locked(self) -> None:
+    def _acquire_locked(self, deadline: float | None) -> None:
         database = connections.create_connection(self.using)
         try:
             database.ensure_connection()
@@ -149,7 +151,7 @@ class PostgresRateLimiter:
                 wait = self._take_slot(database)
                 if wait <= 0:
                     return
-                _check_wait(wait)
+                _check_wait(wait, deadline)
                 time.sleep(wait)
         except DatabaseError as exc:
             raise RateLimiterUnavailable(f"PostgreSQL could not record the NCBI request: {exc}") from exc
@@ -222,6 +224,7 @@ class RedisRateLimiter:
             self._fallback.acquire()
             return
         window_us = int(self.window_seconds * 1_000_000)
+        deadline = _deadline()
         while True:
             try:
                 wait_us = int(self._script(keys=[self.key], args=[self.limit, window_us, uuid.uuid4().hex]))
@@ -238,7 +241,7 @@ class RedisRateLimiter:
                 self._redis_down_until = 0.0
             if wait_us == 0:
                 return
-            _check_wait(wait_us / 1_000_000)
+            _check_wait(wait_us / 1_000_000, deadline)
             time.sleep(wait_us / 1_000_000)
 
 

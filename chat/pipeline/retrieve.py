@@ -24,7 +24,7 @@ from evidence.text import is_disease, is_intervention, stems
 from pubmed.models import AbstractChunk
 from pubmed.query import Concept as QueryConcept
 from pubmed.query import QueryError, build_query
-from pubmed.ratelimit import ncbi_budget_deadline
+from pubmed.ratelimit import ncbi_budget_wait
 from pubmed.selectors import retracted_among
 from pubmed.services.ingest import fetch_and_cache, live_search_defer
 from pubmed.services.search import hybrid_search
@@ -349,9 +349,9 @@ def search_live(run: AnswerRun) -> TraceStep:
 
     The search costs the shared NCBI budget only for what no one fetched before: its esearch answer is
     cached for every user, stored abstracts are never fetched again, and an identical search running
-    for another user right now is waited for rather than repeated. It waits for a request slot at most
-    `live_search_wait_seconds`; when other answers hold the budget longer, this answer goes on with
-    stored evidence and the search is handed to a Celery worker (when a broker is configured).
+    for another user right now is waited for rather than repeated. Each of its requests waits for a slot
+    at most `live_search_wait_seconds`; when other answers hold the budget longer, this answer goes on
+    with stored evidence and the search is handed to a Celery worker (when a broker is configured).
     """
     query = live_search_query(run)
     live: dict[str, Any]
@@ -359,7 +359,7 @@ def search_live(run: AnswerRun) -> TraceStep:
         live = {"ran": False, "query": query, "reason": "PubMed was unreachable a moment ago; not retried yet"}
     else:
         try:
-            with ncbi_budget_deadline(run.settings.live_search_wait_seconds):
+            with ncbi_budget_wait(run.settings.live_search_wait_seconds):
                 outcome = fetch_and_cache(queries=[query], max_per_query=run.settings.live_search_max_results)
         except Exception:  # the live search must never cost the answer
             logger.exception("live_search_failed")

@@ -50,6 +50,7 @@ logger = structlog.get_logger(__name__)
 MAX_QUERIES = 20
 MAX_QUERY_LENGTH = 1000
 MAX_PER_QUERY = 500
+LIVE_SEARCH_TASK_EXPIRES = 900  # seconds
 
 
 class IngestionInputError(ValueError):
@@ -271,7 +272,10 @@ def live_search_defer(*, query: str, max_per_query: int) -> bool:
         return False
     from pubmed.tasks import live_search_task
 
-    transaction.on_commit(lambda: live_search_task.delay(query, max_per_query))
+    # A search still queued after LIVE_SEARCH_TASK_EXPIRES is dropped: its askers are long gone.
+    transaction.on_commit(
+        lambda: live_search_task.apply_async((query, max_per_query), expires=LIVE_SEARCH_TASK_EXPIRES)
+    )
     return True
 
 

@@ -13,7 +13,7 @@ from werkzeug import Request, Response
 
 from pubmed.clients import EutilsBusy, EutilsClient, eutils_client
 from pubmed.models import Abstract
-from pubmed.ratelimit import PostgresRateLimiter, RedisRateLimiter, _redis_client, ncbi_budget_deadline
+from pubmed.ratelimit import PostgresRateLimiter, RedisRateLimiter, _redis_client, ncbi_budget_wait
 from pubmed.services.ingest import fetch_and_cache, normalise_term
 from tests.pubmed.conftest import FakeEutils
 
@@ -125,7 +125,7 @@ def _probe_esearch(fake_eutils: FakeEutils, eutils_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("store", ["postgresql", "redis"])
-def test_a_request_that_would_wait_past_the_deadline_is_not_sent(
+def test_a_request_that_would_wait_longer_than_allowed_is_not_sent(
     store: str, fake_eutils: FakeEutils, eutils_dir: Path, redis_url: str
 ) -> None:
     _probe_esearch(fake_eutils, eutils_dir)
@@ -141,8 +141,8 @@ def test_a_request_that_would_wait_past_the_deadline_is_not_sent(
     for _ in range(3):  # other answers took the whole budget for the next two seconds
         client.esearch("probe")
 
-    with ncbi_budget_deadline(0.3), pytest.raises(EutilsBusy, match=r"^No request was sent to NCBI E-utilities "
-                                                   r"esearch\.fcgi: the NCBI request budget is in use"):
+    with ncbi_budget_wait(0.3), pytest.raises(EutilsBusy, match=r"^No request was sent to NCBI E-utilities "
+                                                r"esearch\.fcgi: the NCBI request budget is in use"):
         client.esearch("probe")
 
     assert len(fake_eutils.requests("/esearch.fcgi")) == 3
@@ -157,7 +157,7 @@ def test_a_live_search_that_finds_the_budget_busy_reports_it_and_sends_nothing(
     for _ in range(3):
         client.limiter.acquire()  # three requests of other answers in this second
 
-    with ncbi_budget_deadline(0.1):
+    with ncbi_budget_wait(0.1):
         outcome = fetch_and_cache(queries=[QUERY], max_per_query=10)
 
     assert (outcome.busy, outcome.unavailable, outcome.found) == (True, False, 0)
