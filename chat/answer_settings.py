@@ -116,6 +116,13 @@ class AnswerSettings(BaseModel):
         "make stored evidence sufficient, so no live search runs; one directly-addressing review or guideline "
         "always suffices.",
     )
+    live_search_coalesce_seconds: float = Field(
+        3.0,
+        ge=0,
+        le=60,
+        description="Longest a live search waits for an identical search already running (another user's answer, "
+        "or a worker's) before going on itself; its results then come from the cache and the store.",
+    )
     live_search_wait_seconds: float = Field(
         0.5,
         ge=0,

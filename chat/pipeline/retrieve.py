@@ -349,9 +349,10 @@ def search_live(run: AnswerRun) -> TraceStep:
 
     The search costs the shared NCBI budget only for what no one fetched before: its esearch answer is
     cached for every user, stored abstracts are never fetched again, and an identical search running
-    for another user right now is waited for rather than repeated. Each of its requests waits for a slot
-    at most `live_search_wait_seconds`; when other answers hold the budget longer, this answer goes on
-    with stored evidence and the search is handed to a Celery worker (when a broker is configured).
+    for another user right now is waited for (at most `live_search_coalesce_seconds`) rather than
+    repeated. Each of its requests waits for a slot at most `live_search_wait_seconds`; when other
+    answers hold the budget longer, this answer goes on with stored evidence and the search is handed
+    to a Celery worker (when a broker is configured).
     """
     query = live_search_query(run)
     live: dict[str, Any]
@@ -360,7 +361,11 @@ def search_live(run: AnswerRun) -> TraceStep:
     else:
         try:
             with ncbi_budget_wait(run.settings.live_search_wait_seconds):
-                outcome = fetch_and_cache(queries=[query], max_per_query=run.settings.live_search_max_results)
+                outcome = fetch_and_cache(
+                    queries=[query],
+                    max_per_query=run.settings.live_search_max_results,
+                    coalesce_wait_seconds=run.settings.live_search_coalesce_seconds,
+                )
         except Exception:  # the live search must never cost the answer
             logger.exception("live_search_failed")
             live = {"ran": True, "query": query, "error": "the live search failed"}

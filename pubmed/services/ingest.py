@@ -172,6 +172,7 @@ def fetch_and_cache(
     embed: bool = True,
     progress: Progress | None = None,
     client: EutilsClient | None = None,
+    coalesce_wait_seconds: float | None = None,
 ) -> IngestionOutcome:
     """esearch each query → drop stored PMIDs → efetch the rest in batches → embed → upsert.
 
@@ -179,14 +180,16 @@ def fetch_and_cache(
     A failing query or batch is reported in `errors` and does not stop the others.
 
     Coalesced: while the same queries (normalised) with the same limit are being fetched by another
-    caller, in any process, this one waits for it (at most `NCBI_SINGLE_FLIGHT_WAIT_SECONDS`) and then
-    reads the esearch cache and the store, spending no NCBI request on what that caller brought in.
+    caller, in any process, this one waits for it (at most `coalesce_wait_seconds`, by default
+    `NCBI_SINGLE_FLIGHT_WAIT_SECONDS`) and then reads the esearch cache and the store, spending no NCBI
+    request on what that caller brought in.
     """
     queries = check_queries(queries=queries, max_per_query=max_per_query)
     key = flight_key("fetch_and_cache", max_per_query, embed, *sorted(normalise_term(q) for q in queries))
     with single_flight(
         key,
-        wait_seconds=settings.NCBI_SINGLE_FLIGHT_WAIT_SECONDS,
+        wait_seconds=settings.NCBI_SINGLE_FLIGHT_WAIT_SECONDS if coalesce_wait_seconds is None
+        else coalesce_wait_seconds,
         lease_seconds=settings.NCBI_SINGLE_FLIGHT_LEASE_SECONDS,
     ) as flight:
         outcome = _fetch_and_cache(

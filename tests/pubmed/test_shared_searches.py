@@ -191,3 +191,18 @@ def test_the_budget_is_ten_requests_per_second_with_an_api_key(
     assert [params.get("api_key") for params in (s.params for s in fake_eutils.seen)] == [
         settings.NCBI_API_KEY  # type: ignore[attr-defined]
     ] * (limit + 1)
+
+
+def test_a_search_held_up_by_a_slow_identical_one_goes_on_itself_after_its_wait(fake_eutils: FakeEutils) -> None:
+    # A worker fetching the same query may queue for the budget for long; an answer must not wait for it.
+    from pubmed.singleflight import flight_key, single_flight
+
+    pmids = sorted(fake_eutils.articles)[:2]
+    _serve(fake_eutils, pmids)
+    key = flight_key("fetch_and_cache", 10, True, normalise_term(QUERY))
+    with single_flight(key, wait_seconds=0, lease_seconds=60) as held:
+        assert held.held
+        outcome = fetch_and_cache(queries=[QUERY], max_per_query=10, coalesce_wait_seconds=0.2)
+
+    assert (outcome.coalesced, outcome.found, outcome.new) == (True, 2, 2)
+    assert len(fake_eutils.requests("/esearch.fcgi")) == 1
