@@ -103,10 +103,34 @@ class AnswerSettings(BaseModel):
     tool_max_results: int = Field(5, ge=1, le=20, description="Most PubMed records one search_pubmed call returns.")
     live_search: bool = Field(
         True,
-        description="Search PubMed live (and store what it finds) when sufficiency is below 50 and no anchor pack "
-        "matches.",
+        description="Search PubMed live (and store what it finds) when stored evidence does not suffice: "
+        "sufficiency below 50, no anchor pack, and too few sources directly addressing the question "
+        "(evidence.sufficiency).",
     )
     live_search_max_results: int = Field(10, ge=1, le=50, description="Most PMIDs the live PubMed search fetches.")
+    live_search_direct_sources: int = Field(
+        2,
+        ge=1,
+        le=20,
+        description="Admitted sources that address the question directly (condition, decision and meaning) which "
+        "make stored evidence sufficient, so no live search runs; one directly-addressing review or guideline "
+        "always suffices.",
+    )
+    live_search_coalesce_seconds: float = Field(
+        3.0,
+        ge=0,
+        le=60,
+        description="Longest a live search waits for an identical search already running (another user's answer, "
+        "or a worker's) before going on itself; its results then come from the cache and the store.",
+    )
+    live_search_wait_seconds: float = Field(
+        0.5,
+        ge=0,
+        le=60,
+        description="Longest each request of a live search waits for a slot in the shared NCBI budget (3/s, 10/s with "
+        "NCBI_API_KEY). When other answers hold the budget longer, this answer uses stored evidence and, with a "
+        "Celery broker, the search is queued for a worker so later askers find its results stored.",
+    )
     model_pico: bool = Field(
         True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
     )

@@ -25,6 +25,7 @@ logger = structlog.get_logger(__name__)
 ANCHOR_FLOOR_COUNT = 3
 ANCHOR_FLOOR_SCORE = 70
 EXTERNAL_SEARCH_BELOW = 50
+DIRECT_SOURCES_SUFFICE = 2
 LEVELS = ((85, "excellent"), (70, "good"), (50, "limited"), (0, "insufficient"))
 
 
@@ -34,6 +35,8 @@ class Sufficiency:
     level: str
     reasoning: str
     anchor_count: int
+    direct_sources: int
+    direct_syntheses: int
     matching_reviews: int
     matching_trials: int
     external_search: bool
@@ -48,8 +51,16 @@ def level_for(score: int) -> str:
     return next(level for floor, level in LEVELS if score >= floor)
 
 
-def score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Sufficiency:
-    """Return the sufficiency of the ranked evidence, given how many anchor studies matched."""
+def score_sufficiency(
+    *,
+    anchor_count: int,
+    ranked: Sequence[Ranked],
+    direct_sources: int = 0,
+    direct_syntheses: int = 0,
+    direct_needed: int = DIRECT_SOURCES_SUFFICE,
+) -> Sufficiency:
+    """Return the sufficiency of the ranked evidence, given how many anchor studies matched and how many
+    admitted sources (of them syntheses) address the question directly."""
     relevant = [r for r in ranked if r.score >= 50]
     reviews = sum(1 for r in relevant if r.candidate.is_review)
     trials = sum(1 for r in relevant if r.candidate.is_primary_study)
@@ -72,6 +83,14 @@ def score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Suffici
         external, reason = False, f"score {score} ≥ {EXTERNAL_SEARCH_BELOW}: stored evidence suffices"
     elif anchor_count:
         external, reason = False, "an anchor pack matched: rerank with tags first instead of searching"
+    elif direct_syntheses:
+        external, reason = False, (
+            f"{direct_syntheses} review or guideline directly addresses the question: stored evidence suffices"
+        )
+    elif direct_sources >= direct_needed:
+        external, reason = False, (
+            f"{direct_sources} sources directly address the question: stored evidence suffices"
+        )
     else:
         external, reason = True, f"score {score} < {EXTERNAL_SEARCH_BELOW} and no anchor pack matched"
     return Sufficiency(
@@ -79,6 +98,8 @@ def score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Suffici
         level=level_for(score),
         reasoning="; ".join(parts),
         anchor_count=anchor_count,
+        direct_sources=direct_sources,
+        direct_syntheses=direct_syntheses,
         matching_reviews=reviews,
         matching_trials=trials,
         external_search=external,
@@ -87,10 +108,23 @@ def score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Suffici
     )
 
 
-def safe_score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Sufficiency:
+def safe_score_sufficiency(
+    *,
+    anchor_count: int,
+    ranked: Sequence[Ranked],
+    direct_sources: int = 0,
+    direct_syntheses: int = 0,
+    direct_needed: int = DIRECT_SOURCES_SUFFICE,
+) -> Sufficiency:
     """Return `score_sufficiency`, or on any failure "limited" with the external search allowed."""
     try:
-        return score_sufficiency(anchor_count=anchor_count, ranked=ranked)
+        return score_sufficiency(
+            anchor_count=anchor_count,
+            ranked=ranked,
+            direct_sources=direct_sources,
+            direct_syntheses=direct_syntheses,
+            direct_needed=direct_needed,
+        )
     except Exception as exc:  # the answer must go on; the failure is logged and visible in the trace
         logger.exception("sufficiency_failed")
         return Sufficiency(
@@ -98,6 +132,8 @@ def safe_score_sufficiency(*, anchor_count: int, ranked: Sequence[Ranked]) -> Su
             level="limited",
             reasoning=f"sufficiency scoring failed ({type(exc).__name__}); treated as limited",
             anchor_count=anchor_count,
+            direct_sources=direct_sources,
+            direct_syntheses=direct_syntheses,
             matching_reviews=0,
             matching_trials=0,
             external_search=True,

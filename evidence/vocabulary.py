@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from evidence.models import Tag, TagKind
 
@@ -41,7 +42,10 @@ class VocabularyTerm:
 _INFLECTION = r"(?:s|es|d|ed|ing|[tpg]ed|[tpg]ing)?"
 
 
+@lru_cache(maxsize=16384)
 def _pattern(phrase: str) -> re.Pattern[str]:
+    # Cached: the vocabulary is rebuilt per question (curators' edits apply at once), and compiling its
+    # thousands of phrases again each time - more than `re`'s own cache holds - was a quarter of an answer's CPU.
     phrase = phrase.strip()
     if phrase.lower() in AMBIGUOUS_ACRONYMS:
         # "CAP" the pneumonia, never "cap" the verb: only the capitalised acronym counts.

@@ -23,7 +23,13 @@ from config import http_retries
 from evidence.identifiers import is_pmid
 from pubmed.parsers import AbstractRecord, PubmedParseError, ncbi_xml_errors, parse_pubmed_xml
 from pubmed.parsers import parse_xml_safely as _parse_xml
-from pubmed.ratelimit import RateLimiter, RateLimiterUnavailable, ncbi_rate_limiter, redis_url_for_rate_limit
+from pubmed.ratelimit import (
+    RateLimitBusy,
+    RateLimiter,
+    RateLimiterUnavailable,
+    ncbi_rate_limiter,
+    redis_url_for_rate_limit,
+)
 from pubmed.summaries import PubmedSummary, summary_from_json
 
 logger = structlog.get_logger(__name__)
@@ -43,6 +49,10 @@ class EutilsError(Exception):
 
 class EutilsUnavailable(EutilsError):
     """NCBI E-utilities could not be reached or kept failing after every retry."""
+
+
+class EutilsBusy(EutilsError):
+    """No request was sent: the shared NCBI budget had no slot before the caller's deadline (NCBI itself is fine)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +134,8 @@ class EutilsClient:
     def _send_once(self, endpoint: str, params: dict[str, Any], post: bool) -> httpx.Response:
         try:
             self.limiter.acquire()
+        except RateLimitBusy as exc:
+            raise EutilsBusy(f"No request was sent to NCBI E-utilities {endpoint}: {exc}") from exc
         except RateLimiterUnavailable as exc:
             raise EutilsUnavailable(f"No request was sent to NCBI E-utilities {endpoint}: {exc}") from exc
         url = self.base_url + endpoint

@@ -11,6 +11,10 @@ commands draw from one budget:
 
 When Redis is configured but cannot be reached, the limiter logs a warning and uses the PostgreSQL
 window until Redis answers again; it never falls back to a window that only one process can see.
+
+An answer that cannot wait long bounds the wait around its requests (`ncbi_budget_wait`): a request
+whose slot would come free only later raises `RateLimitBusy` at once instead of queueing, so a
+clinician's answer never waits seconds behind other answers' PubMed searches.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import hashlib
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextvars import ContextVar
 from functools import cache
 from typing import Protocol
 
@@ -65,6 +71,41 @@ class RateLimiterUnavailable(Exception):
     """No store the budget is shared through could be reached, so no request slot was taken."""
 
 
+class RateLimitBusy(Exception):
+    """No request slot comes free before the caller's deadline: other requests hold the budget right now."""
+
+
+_max_wait: ContextVar[float | None] = ContextVar("ncbi_budget_wait", default=None)
+
+
+@contextlib.contextmanager
+def ncbi_budget_wait(seconds: float) -> Iterator[None]:
+    """Within the block, a request whose slot would come free more than `seconds` later raises RateLimitBusy."""
+    token = _max_wait.set(seconds)
+    try:
+        yield
+    finally:
+        _max_wait.reset(token)
+
+
+def _deadline() -> float | None:
+    """Return when the request now asking for a slot must give up (None: it may wait as long as it takes)."""
+    wait = _max_wait.get()
+    return None if wait is None else time.monotonic() + wait
+
+
+def _check_wait(wait_seconds: float, deadline: float | None) -> None:
+    """Raise RateLimitBusy when waiting `wait_seconds` more would pass `deadline`."""
+    if deadline is None:
+        return
+    left = deadline - time.monotonic()
+    if wait_seconds > left:
+        raise RateLimitBusy(
+            f"the NCBI request budget is in use: the next slot frees in {wait_seconds:.2f} s, "
+            f"more than the {max(left, 0.0):.2f} s this request may still wait"
+        )
+
+
 class RateLimiter(Protocol):
     limit: int
     window_seconds: float
@@ -92,20 +133,30 @@ class PostgresRateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
-        with self._lock:
-            database = connections.create_connection(self.using)
-            try:
-                database.ensure_connection()
-                database.set_autocommit(False)
-                while True:
-                    wait = self._take_slot(database)
-                    if wait <= 0:
-                        return
-                    time.sleep(wait)
-            except DatabaseError as exc:
-                raise RateLimiterUnavailable(f"PostgreSQL could not record the NCBI request: {exc}") from exc
-            finally:
-                database.close()
+        deadline = _deadline()
+        if not self._lock.acquire(timeout=-1 if deadline is None else max(deadline - time.monotonic(), 0.0)):
+            # The other threads of this process queue for slots past our deadline.
+            raise RateLimitBusy("the NCBI request budget is in use by this process's other requests")
+        try:
+            self._acquire_locked(deadline)
+        finally:
+            self._lock.release()
+
+    def _acquire_locked(self, deadline: float | None) -> None:
+        database = connections.create_connection(self.using)
+        try:
+            database.ensure_connection()
+            database.set_autocommit(False)
+            while True:
+                wait = self._take_slot(database)
+                if wait <= 0:
+                    return
+                _check_wait(wait, deadline)
+                time.sleep(wait)
+        except DatabaseError as exc:
+            raise RateLimiterUnavailable(f"PostgreSQL could not record the NCBI request: {exc}") from exc
+        finally:
+            database.close()
 
     def _take_slot(self, database: BaseDatabaseWrapper) -> float:
         """Take a slot and return 0, or return the seconds until the oldest slot leaves the window."""
@@ -173,6 +224,7 @@ class RedisRateLimiter:
             self._fallback.acquire()
             return
         window_us = int(self.window_seconds * 1_000_000)
+        deadline = _deadline()
         while True:
             try:
                 wait_us = int(self._script(keys=[self.key], args=[self.limit, window_us, uuid.uuid4().hex]))
@@ -189,6 +241,7 @@ class RedisRateLimiter:
                 self._redis_down_until = 0.0
             if wait_us == 0:
                 return
+            _check_wait(wait_us / 1_000_000, deadline)
             time.sleep(wait_us / 1_000_000)
 
 

@@ -33,6 +33,15 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
     return {"id": str(ingestion.pk), "status": ingestion.status, "found": ingestion.found, "new": ingestion.new}
 
 
+@shared_task(acks_late=True, max_retries=3)
+def live_search_task(query: str, max_per_query: int) -> dict[str, object]:
+    """Fetch and store what `query` finds: a live search an answer handed over when the NCBI budget was busy."""
+    from pubmed.services.ingest import fetch_and_cache
+
+    outcome = fetch_and_cache(queries=[query], max_per_query=max_per_query)
+    return {"query": query, "found": outcome.found, "new": outcome.new, "errors": len(outcome.errors)}
+
+
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def load_abstracts_file_task(path: str, *, embed: bool = True, batch_size: int = 200,
                              restart: bool = False) -> dict[str, object]:

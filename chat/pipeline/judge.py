@@ -71,9 +71,13 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
     admitted = {doc_id for doc_id, judgement in judgements.items() if judgement.addresses}
     ranking = rank_references(candidates(run, admitted), pico=run.require_pico(), vocabulary=run.vocabulary)
     run.ranking = ranking
+    direct = [judgement for judgement in judgements.values() if judgement.direct]
     run.sufficiency = verdict = safe_score_sufficiency(
         anchor_count=sum(1 for study in run.anchors if EvidenceSource.from_study(study).doc_id in admitted),
         ranked=ranking.items,
+        direct_sources=len(direct),
+        direct_syntheses=sum(1 for judgement in direct if judgement.synthesis),
+        direct_needed=run.settings.live_search_direct_sources,
     )
     run.kept = [item.candidate.key for item in ranking.items]
     rejected = [j for j in judgements.values() if not j.addresses]
@@ -92,7 +96,11 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
 
 
 def needs_live_search(run: AnswerRun) -> bool:
-    """Return True when the evidence does not suffice and the live PubMed search is enabled."""
+    """Return True when the evidence does not suffice and the live PubMed search is enabled.
+
+    The rule is `evidence.sufficiency`'s: a question that anchor studies, tagged evidence or enough
+    directly-addressing stored sources answer never spends a request of the shared NCBI budget.
+    """
     return bool(run.sufficiency and run.sufficiency.external_search and run.settings.live_search)
 
 

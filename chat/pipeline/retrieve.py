@@ -24,8 +24,9 @@ from evidence.text import is_disease, is_intervention, stems
 from pubmed.models import AbstractChunk
 from pubmed.query import Concept as QueryConcept
 from pubmed.query import QueryError, build_query
+from pubmed.ratelimit import ncbi_budget_wait
 from pubmed.selectors import retracted_among
-from pubmed.services.ingest import fetch_and_cache
+from pubmed.services.ingest import fetch_and_cache, live_search_defer
 from pubmed.services.search import hybrid_search
 
 logger = structlog.get_logger(__name__)
@@ -331,6 +332,12 @@ def _live_errors_for_people(live: dict[str, Any]) -> str:
     """Say what went wrong with the live search in plain words (the NCBI error texts are logged)."""
     if live.get("unavailable"):
         return "PubMed could not be reached, so only stored evidence was used"
+    if live.get("busy"):
+        return (
+            "PubMed's shared request budget was taken by other answers, so stored evidence was used"
+            + ("; the search was queued and its results will be stored for later questions" if live.get("deferred")
+               else "")
+        )
     return f"{plural(len(live['errors']), 'PubMed request', 'PubMed requests')} failed; the rest were used"
 
 
@@ -339,6 +346,13 @@ def search_live(run: AnswerRun) -> TraceStep:
 
     After a failure (NCBI unreachable) the live search is skipped for five minutes, so an offline
     deployment answers from stored evidence without waiting on retries for every question.
+
+    The search costs the shared NCBI budget only for what no one fetched before: its esearch answer is
+    cached for every user, stored abstracts are never fetched again, and an identical search running
+    for another user right now is waited for (at most `live_search_coalesce_seconds`) rather than
+    repeated. Each of its requests waits for a slot at most `live_search_wait_seconds`; when other
+    answers hold the budget longer, this answer goes on with stored evidence and the search is handed
+    to a Celery worker (when a broker is configured).
     """
     query = live_search_query(run)
     live: dict[str, Any]
@@ -346,17 +360,26 @@ def search_live(run: AnswerRun) -> TraceStep:
         live = {"ran": False, "query": query, "reason": "PubMed was unreachable a moment ago; not retried yet"}
     else:
         try:
-            outcome = fetch_and_cache(queries=[query], max_per_query=run.settings.live_search_max_results)
+            with ncbi_budget_wait(run.settings.live_search_wait_seconds):
+                outcome = fetch_and_cache(
+                    queries=[query],
+                    max_per_query=run.settings.live_search_max_results,
+                    coalesce_wait_seconds=run.settings.live_search_coalesce_seconds,
+                )
         except Exception:  # the live search must never cost the answer
             logger.exception("live_search_failed")
             live = {"ran": True, "query": query, "error": "the live search failed"}
         else:
             if outcome.unavailable:
                 cache.set(LIVE_SEARCH_DOWN_KEY, True, LIVE_SEARCH_BACKOFF_SECONDS)
-            logger.info(
-                "live_pubmed_search", query=query, found=outcome.found, new=outcome.new, errors=len(outcome.errors)
+            deferred = outcome.busy and live_search_defer(
+                query=query, max_per_query=run.settings.live_search_max_results
             )
-            if outcome.errors:
+            logger.info(
+                "live_pubmed_search", query=query, found=outcome.found, new=outcome.new, errors=len(outcome.errors),
+                coalesced=outcome.coalesced, busy=outcome.busy, deferred=deferred,
+            )
+            if outcome.errors and not outcome.busy:
                 logger.warning("live_pubmed_search_errors", query=query, errors=outcome.errors)
             live = {
                 "ran": True,
@@ -366,6 +389,9 @@ def search_live(run: AnswerRun) -> TraceStep:
                 "pmids": outcome.pmids,
                 "errors": outcome.errors[:3],
                 "unavailable": outcome.unavailable,
+                "busy": outcome.busy,
+                "deferred": deferred,
+                "coalesced": outcome.coalesced,
             }
     run.live = live
     if live.get("ran") and not live.get("error"):
@@ -375,6 +401,7 @@ def search_live(run: AnswerRun) -> TraceStep:
         "Searched PubMed live",
         (
             f"Query {query!r}: {live.get('found', 0)} found, {live.get('new', 0)} new"
+            + (" (an identical search for another user was waited for)" if live.get("coalesced") else "")
             if live.get("ran") and not live.get("error")
             else f"Not run: {live.get('reason') or live.get('error')}"
         )

@@ -56,8 +56,16 @@ CELERY_TASK_ROUTES = {
         "pubmed.tasks.load_abstracts_file_task",
         "pubmed.tasks.embed_missing_chunks_task",
         "pubmed.tasks.refresh_stale_abstracts_task",
+        "pubmed.tasks.live_search_task",
     )
 }
+
+# A bulk load (`load_abstracts`, its Celery task) lowers its own CPU priority - and its PostgreSQL backend's
+# when the database runs on this machine - by this nice increment (0-19; 0 leaves them alone), so answers
+# served meanwhile keep the cores: a load that embedded at normal priority starved them.
+BULK_LOAD_NICE = env.int("BULK_LOAD_NICE", default=10)
+if not 0 <= BULK_LOAD_NICE <= 19:
+    raise ImproperlyConfigured(f"BULK_LOAD_NICE must be between 0 and 19 (a nice increment); got {BULK_LOAD_NICE}.")
 
 # The claim verifier (evidence/claims/model.py): a directory holding model.onnx, tokenizer.json and
 # verifier.json. Default: the model trained here and shipped in the repository; rebuild with `make verifier`.

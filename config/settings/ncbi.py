@@ -15,6 +15,10 @@ NCBI_MAX_RETRIES = env.int("NCBI_MAX_RETRIES", default=4)
 # Requests per second allowed by NCBI: 3 without an API key, 10 with one.
 NCBI_REQUESTS_PER_SECOND = 10 if NCBI_API_KEY else 3
 NCBI_ESEARCH_CACHE_TTL_SECONDS = env.int("NCBI_ESEARCH_CACHE_TTL_SECONDS", default=24 * 3600)
+# Identical searches running at once coalesce: the others wait this long for the first (then read its
+# results from the cache and the store); the lock's lease frees it should its holder die.
+NCBI_SINGLE_FLIGHT_WAIT_SECONDS = env.float("NCBI_SINGLE_FLIGHT_WAIT_SECONDS", default=20.0)
+NCBI_SINGLE_FLIGHT_LEASE_SECONDS = env.float("NCBI_SINGLE_FLIGHT_LEASE_SECONDS", default=120.0)
 # Exponential backoff with jitter between retries (429, 5xx, connection errors, timeouts).
 NCBI_BACKOFF_INITIAL_SECONDS = env.float("NCBI_BACKOFF_INITIAL_SECONDS", default=0.5)
 NCBI_BACKOFF_MAX_SECONDS = env.float("NCBI_BACKOFF_MAX_SECONDS", default=10.0)

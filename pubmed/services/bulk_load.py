@@ -13,6 +13,11 @@ a record PubMed has removed. A PMID deleted and then given again later in the fi
 
 Two processes never load the same file at once: a session advisory lock keyed by the file's content is
 held for the whole load, and the second process is told so (`RecordFileBusy`).
+
+A load must not starve the answers served meanwhile: it runs at a lower CPU priority (`BULK_LOAD_NICE`),
+and so does its PostgreSQL backend when the database runs on this machine (the embedded server), since
+the backend's share - inserting each batch's vectors into the HNSW index - is a large part of the load's
+CPU. Each batch is its own short transaction, and nothing the answer path reads is locked for long.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
+from django.conf import settings
 from django.db import connection, reset_queries
 from django.db.models import F
 from django.utils import timezone
@@ -105,6 +111,37 @@ def _exclusive(sha256: str, path: Path) -> Iterator[None]:
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_CLASS, key])
+
+
+_LOWERED: set[int] = set()  # process and backend ids already lowered (a nice increment adds up)
+
+
+def bulk_load_lower_priority() -> None:
+    """Lower this process's CPU priority by `BULK_LOAD_NICE`, and its database backend's when it is local.
+
+    The backend is reniced only when the database is reached through a Unix socket (the embedded server,
+    or PostgreSQL on this machine): a backend pid over TCP may name a process on another host. Failures
+    are logged, never raised: the load goes on at normal priority.
+    """
+    increment = settings.BULK_LOAD_NICE
+    if not increment:
+        return
+    targets = [os.getpid()]
+    host = connection.settings_dict.get("HOST") or connection.settings_dict.get("OPTIONS", {}).get("host", "")
+    if not host or str(host).startswith("/"):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            targets.append(int(cursor.fetchone()[0]))
+    for pid in targets:
+        if pid in _LOWERED:
+            continue
+        try:
+            current = os.getpriority(os.PRIO_PROCESS, pid)
+            os.setpriority(os.PRIO_PROCESS, pid, min(current + increment, 19))
+        except OSError as exc:
+            logger.warning("bulk_load_priority_unchanged", pid=pid, error=str(exc))
+        else:
+            _LOWERED.add(pid)
 
 
 def _start(*, path: Path, sha256: str, size: int, restart: bool) -> RecordFileLoad:
@@ -201,6 +238,7 @@ def record_file_load(
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1.")
+    bulk_load_lower_priority()
     path = path.resolve()
     sha256 = file_sha256(path)
     with RecordFile(path) as opened, _exclusive(sha256, path):

@@ -3,15 +3,23 @@
 `fetch_and_cache` is idempotent: PMIDs already stored are never fetched again, and each efetch
 batch is stored in its own transaction, so an interrupted run keeps every finished batch and a
 rerun only fetches the rest.
+
+What one user's search brought in serves every later user: esearch answers are cached in the
+database for `NCBI_ESEARCH_CACHE_TTL_SECONDS` (keyed by the normalised query, so wordings that differ
+only in spacing or letter case share an entry), and an abstract in the store is never fetched again
+(`abstracts_refresh` is the one way to re-read a stored record). Identical searches running at the
+same moment coalesce (`pubmed.singleflight`): the first spends the NCBI budget, the others wait for
+it and then find its results in the cache and the store.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from uuid import UUID
 
@@ -23,16 +31,26 @@ from django.db import transaction
 from django.utils import timezone
 
 from evidence.identifiers import is_pmid
-from pubmed.clients import EFETCH_BATCH_SIZE, EsearchResult, EutilsClient, EutilsError, EutilsUnavailable, eutils_client
+from pubmed.clients import (
+    EFETCH_BATCH_SIZE,
+    EsearchResult,
+    EutilsBusy,
+    EutilsClient,
+    EutilsError,
+    EutilsUnavailable,
+    eutils_client,
+)
 from pubmed.models import Abstract, AbstractSource, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
 from pubmed.services.verification import study_checks_from_pubmed
+from pubmed.singleflight import flight_key, single_flight
 
 logger = structlog.get_logger(__name__)
 
 MAX_QUERIES = 20
 MAX_QUERY_LENGTH = 1000
 MAX_PER_QUERY = 500
+LIVE_SEARCH_TASK_EXPIRES = 900  # seconds
 
 
 class IngestionInputError(ValueError):
@@ -50,6 +68,8 @@ class IngestionOutcome:
     per_query: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     unavailable: bool = False  # every failure was NCBI being unreachable: worth retrying later
+    busy: bool = False  # a request was not sent: the shared budget had no slot before the caller's deadline
+    coalesced: bool = False  # an identical search was running: we waited for it and read its results
 
 
 Progress = Callable[[int, int], None]
@@ -57,6 +77,19 @@ Progress = Callable[[int, int], None]
 
 def _cache_key(params: dict[str, object]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+
+
+_OPERATOR = re.compile(r"\b(AND|OR|NOT)\b")
+
+
+def normalise_term(term: str) -> str:
+    """Return the PubMed query as NCBI reads it, for cache and single-flight keys: spacing collapsed, lower case.
+
+    PubMed matches terms, phrases and field tags without regard to case; only the Boolean operators
+    must stay upper case, so they do.
+    """
+    pieces = _OPERATOR.split(" ".join(term.split()))
+    return "".join(piece if index % 2 else piece.lower() for index, piece in enumerate(pieces))
 
 
 def esearch_cached(
@@ -72,8 +105,8 @@ def esearch_cached(
     """Return esearch results from the database cache, asking NCBI only when absent or expired."""
     term = " ".join(term.split())
     params = {
-        "term": term, "retmax": retmax, "retstart": retstart, "mindate": mindate or "", "maxdate": maxdate or "",
-        "sort": sort or "",
+        "term": normalise_term(term), "retmax": retmax, "retstart": retstart, "mindate": mindate or "",
+        "maxdate": maxdate or "", "sort": sort or "",
     }
     key = _cache_key(params)
     now = timezone.now()
@@ -139,17 +172,44 @@ def fetch_and_cache(
     embed: bool = True,
     progress: Progress | None = None,
     client: EutilsClient | None = None,
+    coalesce_wait_seconds: float | None = None,
 ) -> IngestionOutcome:
     """esearch each query → drop stored PMIDs → efetch the rest in batches → embed → upsert.
 
     Returns every PMID the queries found (stored before or now), what was new, and what failed.
     A failing query or batch is reported in `errors` and does not stop the others.
+
+    Coalesced: while the same queries (normalised) with the same limit are being fetched by another
+    caller, in any process, this one waits for it (at most `coalesce_wait_seconds`, by default
+    `NCBI_SINGLE_FLIGHT_WAIT_SECONDS`) and then reads the esearch cache and the store, spending no NCBI
+    request on what that caller brought in.
     """
     queries = check_queries(queries=queries, max_per_query=max_per_query)
+    key = flight_key("fetch_and_cache", max_per_query, embed, *sorted(normalise_term(q) for q in queries))
+    with single_flight(
+        key,
+        wait_seconds=settings.NCBI_SINGLE_FLIGHT_WAIT_SECONDS if coalesce_wait_seconds is None
+        else coalesce_wait_seconds,
+        lease_seconds=settings.NCBI_SINGLE_FLIGHT_LEASE_SECONDS,
+    ) as flight:
+        outcome = _fetch_and_cache(
+            queries=queries, max_per_query=max_per_query, embed=embed, progress=progress, client=client
+        )
+    return replace(outcome, coalesced=flight.waited)
+
+
+def _fetch_and_cache(
+    *,
+    queries: list[str],
+    max_per_query: int,
+    embed: bool,
+    progress: Progress | None,
+    client: EutilsClient | None,
+) -> IngestionOutcome:
     client = client or eutils_client()
     timings: dict[str, float] = {"esearch": 0.0, "efetch_store": 0.0}
     errors: list[str] = []
-    unavailable_errors = 0
+    unavailable_errors = busy_errors = 0
     per_query: dict[str, list[str]] = {}
     started = time.perf_counter()
     for query in queries:
@@ -158,6 +218,7 @@ def fetch_and_cache(
         except EutilsError as exc:
             errors.append(f"esearch {query!r}: {exc}")
             unavailable_errors += isinstance(exc, EutilsUnavailable)
+            busy_errors += isinstance(exc, EutilsBusy)
     timings["esearch"] = round(time.perf_counter() - started, 3)
     found = list(dict.fromkeys(pmid for pmids in per_query.values() for pmid in pmids))
     stored = set(Abstract.objects.filter(pmid__in=found).values_list("pmid", flat=True))
@@ -175,6 +236,7 @@ def fetch_and_cache(
         except EutilsError as exc:
             errors.append(f"efetch {len(batch)} PMID(s) from {batch[0]}: {exc}")
             unavailable_errors += isinstance(exc, EutilsUnavailable)
+            busy_errors += isinstance(exc, EutilsBusy)
             failed.extend(batch)
         else:
             new |= got
@@ -196,9 +258,28 @@ def fetch_and_cache(
         per_query=per_query,
         timings=timings,
         unavailable=bool(errors) and unavailable_errors == len(errors),
+        busy=busy_errors > 0,
     )
     logger.info("pubmed_fetch_and_cache", found=outcome.found, new=outcome.new, failed=len(failed), errors=len(errors))
     return outcome
+
+
+def live_search_defer(*, query: str, max_per_query: int) -> bool:
+    """Queue `query` for a Celery worker to fetch and store; return False when no broker is configured.
+
+    For a live search that found the NCBI budget busy: the answer goes on with stored evidence, and the
+    worker (which may wait for the budget) stores the results for the next user who asks. Without a
+    broker tasks would run eagerly inside the answer, which is what deferring avoids, so nothing is queued.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return False
+    from pubmed.tasks import live_search_task
+
+    # A search still queued after LIVE_SEARCH_TASK_EXPIRES is dropped: its askers are long gone.
+    transaction.on_commit(
+        lambda: live_search_task.apply_async((query, max_per_query), expires=LIVE_SEARCH_TASK_EXPIRES)
+    )
+    return True
 
 
 def abstracts_ensure(*, pmids: Sequence[str], embed: bool = True, client: EutilsClient | None = None) -> list[Abstract]:

@@ -441,10 +441,14 @@ def lexeme_stats_refresh() -> int:
 def lexeme_stats_refresh_if_stale() -> None:
     """Refresh the lexeme statistics if the store grew or shrank by LEXEME_STATS_DRIFT since the last count.
 
-    Decided under the refresh lock, so a worker that waited for another's refresh does not repeat it.
+    Decided under the refresh lock. While another refresh holds it, nothing is done and nothing waits:
+    the recount reads every chunk (seconds on a large store), and a live search storing its abstracts
+    inside an answer must not queue behind a bulk load's recount. The next upsert checks the drift again.
     """
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
+        if not cursor.fetchone()[0]:
+            return
         cursor.execute("SELECT ndoc FROM pubmed_lexemestat WHERE lexeme = ''")
         row = cursor.fetchone()
         recorded = None if row is None else int(row[0])

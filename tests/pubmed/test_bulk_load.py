@@ -310,3 +310,38 @@ def test_restart_loads_a_stopped_file_from_its_first_record(tmp_path: Path, shar
         _run(str(broken), "--no-embed", "--batch-size", "8", "--restart")
     load = RecordFileLoad.objects.get()
     assert (load.resumed_after, load.records, load.unchanged, load.created) == (0, 20, 20, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_load_runs_at_lower_cpu_priority_and_so_does_its_database_backend(baseline: Path) -> None:
+    # Answers served while a load embeds must keep the cores: the load and its (local) backend step back.
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "LOG_LEVEL": "WARNING",
+           "CELERY_BROKER_URL": "", "BULK_LOAD_NICE": "7"}
+    child = subprocess.Popen(
+        [sys.executable, "manage.py", "load_abstracts", str(baseline), "--batch-size", "5", "--progress-every", "0"],
+        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    assert child.stderr is not None
+    try:
+        for line in child.stderr:
+            if "record(s) stored" in line:
+                break
+        from django.db import connection
+
+        with connection.cursor() as cursor:  # this test's own backend, at normal priority
+            cursor.execute("SELECT pg_backend_pid()")
+            own_backend = cursor.fetchone()[0]
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend'"
+            )
+            backends = [row[0] for row in cursor.fetchall()]
+            priorities = {
+                "load": os.getpriority(os.PRIO_PROCESS, child.pid),
+                "backends": sorted({os.getpriority(os.PRIO_PROCESS, pid) for pid in backends}),
+            }
+            normal = os.getpriority(os.PRIO_PROCESS, own_backend)
+    finally:
+        child.kill()
+        child.wait(30)
+    assert priorities == {"load": min(os.getpriority(os.PRIO_PROCESS, 0) + 7, 19), "backends": [min(normal + 7, 19)]}

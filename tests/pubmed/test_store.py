@@ -280,3 +280,27 @@ def test_two_workers_refreshing_the_lexeme_statistics_at_once_both_succeed(
     total = AbstractChunk.objects.count()
     assert LexemeStat.objects.get(lexeme="").ndoc == total > 0
     assert LexemeStat.objects.filter(lexeme="").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_store_write_never_waits_for_another_processs_lexeme_recount(
+    recorded_records: dict[str, AbstractRecord],
+) -> None:
+    # A live search stores its abstracts inside an answer; a bulk load's recount (every chunk read) must
+    # not hold that answer up. The drift is checked again by the next write.
+    import psycopg
+
+    from pubmed.services.store import LEXEME_STATS_LOCK, lexeme_stats_refresh_if_stale
+    from tests.conftest import database_url_for_subprocess
+
+    records = sorted(recorded_records.values(), key=lambda r: r.pmid)
+    abstracts_upsert(records=records[:2], embed=False)
+    counted = LexemeStat.objects.get(lexeme="").ndoc
+    with psycopg.connect(database_url_for_subprocess()) as loader:  # a recount in progress elsewhere
+        loader.execute("SELECT pg_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
+        with connection.cursor() as cursor:  # waiting for the lock would fail the test, not hang it
+            cursor.execute("SET lock_timeout = '5s'")
+        abstracts_upsert(records=records[2:8], embed=False)
+        assert LexemeStat.objects.get(lexeme="").ndoc == counted
+    lexeme_stats_refresh_if_stale()
+    assert LexemeStat.objects.get(lexeme="").ndoc == AbstractChunk.objects.count() > counted

@@ -1,0 +1,73 @@
+"""The live PubMed search runs only when stored evidence does not suffice, and never queues an answer for long."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.answer_settings import answer_settings
+from chat.pipeline import answer_question
+from pubmed.clients import eutils_client
+from tests.chat.test_answer_pipeline import store_pubmedqa
+
+pytestmark = pytest.mark.django_db
+
+# Its abstract says "blood pressure", never the vocabulary's "hypertension": tag ranking scores it 0,
+# yet the judge finds that it answers the question directly.
+PMID = "24019262"
+
+
+def _steps(result) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    for step in result.trace:
+        found.setdefault(step["step"], step["data"])
+    return found
+
+
+@pytest.fixture
+def stored_question(library, shared_data) -> str:
+    return store_pubmedqa(shared_data, {PMID})[PMID]
+
+
+def test_a_question_stored_abstracts_answer_directly_spends_no_ncbi_request(stored_question, eutils):
+    result = answer_question(question=stored_question, settings=answer_settings(live_search_direct_sources=1))
+
+    steps = _steps(result)
+    sufficiency = steps["judge"]["sufficiency"]
+    assert sufficiency["score"] < 50  # the tag score alone would have searched PubMed
+    assert (sufficiency["external_search"], sufficiency["external_search_reason"]) == (
+        False, "1 sources directly address the question: stored evidence suffices"
+    )
+    assert "live_search" not in steps
+    assert eutils.log == []  # not one request reached the (fake) NCBI
+    assert [reference["pmid"] for reference in result.references] == [PMID]
+
+
+def test_one_primary_study_is_not_enough_so_pubmed_is_searched(stored_question, eutils, esearch_for):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(esearch_for([]),
+                                                                           content_type="application/json")
+    result = answer_question(question=stored_question)
+
+    steps = _steps(result)
+    assert steps["judge"]["sufficiency"]["direct_sources"] == 1
+    assert steps["live_search"]["ran"] is True
+    assert [request.path for request, _ in eutils.log] == ["/entrez/eutils/esearch.fcgi"]
+    assert [reference["pmid"] for reference in result.references] == [PMID]
+
+
+def test_when_other_answers_hold_the_ncbi_budget_the_answer_uses_stored_evidence_at_once(
+    stored_question, eutils, settings
+):
+    settings.NCBI_API_KEY = ""  # keyless: 3 requests per second, all taken below
+    limiter = eutils_client().limiter
+    for _ in range(limiter.limit):
+        limiter.acquire()
+
+    result = answer_question(question=stored_question, settings=answer_settings(live_search_wait_seconds=0.2))
+
+    live = _steps(result)["live_search"]
+    assert (live["ran"], live["busy"], live["deferred"], live["unavailable"]) == (True, True, False, False)
+    step = next(step for step in result.trace if step["step"] == "live_search")
+    assert step["detail"].endswith("PubMed's shared request budget was taken by other answers, so stored evidence "
+                                   "was used")
+    assert eutils.log == []
+    assert [reference["pmid"] for reference in result.references] == [PMID]
