@@ -43,13 +43,36 @@ def case_scores(cases: Sequence[Case], model, embed: Callable | None = None) -> 
     return out
 
 
-def verdicts(scored: Sequence[Scored], support: float, contradict: float) -> list[int]:
-    from evidence.claims import decide
+def model_verdict(scored, support: float, contradict: float) -> str:
+    """The trained model's verdict on a scored claim: contradicted where a unit's contradiction probability
+    reaches `contradict` and exceeds the best support; supported where a unit's support probability reaches
+    `support` and the exact checks hold (`evidence.claims.judge.supported_by`); else not enough information."""
+    from evidence.claims.judge import CONTRADICTED as C
+    from evidence.claims.judge import NOT_ENOUGH_INFO as N
+    from evidence.claims.judge import supported_by
 
-    return [
-        VERDICT_INDEX[decide(s.scored, support_threshold=support, contradict_threshold=contradict).verdict]
-        for s in scored
-    ]
+    if scored.problem or not scored.candidates:
+        return N
+    candidates = scored.candidates
+    supporting = sorted((c for c in candidates if c.probabilities[0] >= support), key=lambda c: -c.probabilities[0])
+    best = supporting[0].probabilities[0] if supporting else 0.0
+    against = max(candidates, key=lambda c: c.probabilities[1])
+    if against.probabilities[1] >= contradict and against.probabilities[1] > best:
+        return C
+    if supporting:
+        return supported_by(scored, supporting, supporting[0].similarity).verdict
+    return N
+
+
+def rules_verdict(scored) -> str:
+    """The product's verdict (`evidence.claims.decide`: similarity, numbers, direction and negation, names)."""
+    from evidence.claims import SIMILARITY_THRESHOLD, decide
+
+    return decide(scored, support_threshold=SIMILARITY_THRESHOLD, contradict_threshold=1.0).verdict
+
+
+def verdicts(scored: Sequence[Scored], support: float, contradict: float) -> list[int]:
+    return [VERDICT_INDEX[model_verdict(s.scored, support, contradict)] for s in scored]
 
 
 def _f1(gold: np.ndarray, predicted: np.ndarray, label: int) -> float:

@@ -183,6 +183,9 @@ class Candidate:
     sentences: tuple[str, ...]
     similarity: float
     probabilities: tuple[float, float, float]  # supported, contradicted, not enough information
+    # The unit's sentence closest to the claim: negation and direction are read from it, so a "not" in the
+    # neighbouring sentence cannot lend a negated claim its support.
+    closest: str = ""
 
     @property
     def text(self) -> str:
@@ -226,13 +229,15 @@ def score_claim(
     for similarity, index, unit_index in ranked[:CANDIDATES]:
         passage, unit = units[index]
         first, last = unit.spans[unit_index]
-        chosen.append((passage, tuple(unit.sentences[first : last + 1]), similarity))
-    texts = [" ".join(sentences) for _, sentences, _ in chosen]
+        singles = unit.vectors[: len(unit.sentences)] @ claim_vector
+        closest = unit.sentences[first if singles[first] >= singles[last] else last]
+        chosen.append((passage, tuple(unit.sentences[first : last + 1]), similarity, closest))
+    texts = [" ".join(sentences) for _, sentences, _, _ in chosen]
     # Without a model the units carry no probabilities (the rules and another judge's verdict need none).
     probabilities = model.probabilities(claim, texts) if model is not None else np.zeros((len(texts), 3))
     candidates = tuple(
-        Candidate(passage, sentences, similarity, (float(p[0]), float(p[1]), float(p[2])))
-        for (passage, sentences, similarity), p in zip(chosen, probabilities, strict=True)
+        Candidate(passage, sentences, similarity, (float(p[0]), float(p[1]), float(p[2])), closest)
+        for (passage, sentences, similarity, closest), p in zip(chosen, probabilities, strict=True)
     )
     return ScoredClaim(claim, source_text, candidates)
 
@@ -258,7 +263,7 @@ def decide(
         if verdict == CONTRADICTED and unit is not None:
             return _contradicted(unit, best_similarity, "the language model")
         if verdict == SUPPORTED and unit is not None:
-            return _supported(scored, [unit], best_similarity)
+            return supported_by(scored, [unit], best_similarity)
         return ClaimVerdict(
             False,
             [],
@@ -303,7 +308,7 @@ def decide(
         if absent:
             first_failure = first_failure or _number_failure(absent[0].text, source_text)
             continue
-        conflict = polarity_conflict(claim, candidate.text)
+        conflict = polarity_conflict(claim, candidate.closest or candidate.text)
         if conflict.startswith("the claim says it"):
             return ClaimVerdict(
                 False, _quotes(candidate), conflict, candidate.similarity, CONTRADICTED, candidate.probabilities[1]
@@ -338,7 +343,7 @@ def _contradicted(candidate: Candidate, similarity: float, judge: str) -> ClaimV
     )
 
 
-def _supported(scored: ScoredClaim, supporting: Sequence[Candidate], similarity: float) -> ClaimVerdict:
+def supported_by(scored: ScoredClaim, supporting: Sequence[Candidate], similarity: float) -> ClaimVerdict:
     """Return support by the first unit that passes the exact checks, or the first check that failed."""
     claim, source_text = scored.claim, scored.source_text
     best = supporting[0].probabilities[0]

@@ -132,7 +132,12 @@ def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
 )
 def test_unsupported_claims_say_which_rule_failed(claim, passages, reason, embed, cache) -> None:
     verdict = judge_claim(claim, passages, embed=embed, cache=cache)
-    assert (verdict.supported, verdict.support, verdict.reason) == (False, [], reason)
+    assert (verdict.supported, verdict.reason) == (False, reason)
+    # A contradicted claim quotes the sentence that says otherwise; any other failure quotes nothing.
+    if reason.startswith("the claim says it"):
+        assert verdict.verdict == CONTRADICTED and verdict.support and verdict.support[0].quote in passages[0].text
+    else:
+        assert verdict.support == []
 
 
 def test_a_claim_from_another_study_is_not_supported(embed, cache) -> None:
