@@ -7,10 +7,9 @@
 - `verifier.json`: labels, maximum length, the calibrated thresholds, the model file's sha256 and
   the development figures the calibration chose them by.
 
-Calibration runs the product's own `judge_claim` with the exported model over the development
-split of the four claim sets (never their held-out test splits) and picks the support and
-contradiction thresholds that maximise the mean 3-way macro-F1, subject to at most 5 % of
-contradicted and of not-enough-info claims judged supported on SciFact and Check-COVID dev.
+Calibration scores the development split of the four claim sets (never their held-out test splits)
+with the exported model over the units the judge reads, and picks the support and contradiction
+thresholds as `training.evaluation.choose_thresholds` says (macro-F1 against false supports).
 """
 
 from __future__ import annotations

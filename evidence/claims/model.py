@@ -3,7 +3,8 @@
 `VERIFIER_MODEL` names a directory with `model.onnx` (int8), `tokenizer.json` and `verifier.json`
 (labels, maximum length, calibrated thresholds, the model file's sha256). The default is the model
 shipped in `evidence/claims/model/`. Nothing is downloaded; a missing, altered or unreadable model
-raises `VerifierModelError` with the command that rebuilds it — there is no fall-back to rules.
+raises `VerifierModelError` with the command that rebuilds it. The answer pipeline does not ask it yet
+(its card says why); `benchmarks/faithfulness.py` and the training stages do.
 """
 
 from __future__ import annotations
