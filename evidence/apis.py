@@ -201,7 +201,8 @@ class ClaimCheckInputSerializer(serializers.Serializer):
 
 
 class CitedIdentifierSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=[(kind, kind) for kind in KINDS])
+    # A plain string in the schema: a second "kind" enum beside the studies' makes drf-spectacular rename one.
+    kind = serializers.CharField(help_text=f"One of {', '.join(KINDS)}.")
     value = serializers.CharField(help_text="As written in the text (digits only for a PMID).")
     # DRF moves declared fields off the class, so this does not shadow Field.label at run time.
     label = serializers.CharField(  # type: ignore[assignment]
@@ -267,3 +268,8 @@ class ClaimCheckApi(APIView):
         except CitationCheckInputError as exc:
             raise ClaimCheckRefused(exc) from exc
         return Response(ClaimCheckOutputSerializer(check).data)
+
+
+@extend_schema(exclude=True)
+class ClaimCheckSlashApi(ClaimCheckApi):
+    """`POST /api/v1/claims/check/`, the same endpoint; the schema lists it once, without the slash."""
