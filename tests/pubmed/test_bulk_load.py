@@ -317,6 +317,12 @@ def test_a_load_runs_at_lower_cpu_priority_and_so_does_its_database_backend(base
     # Answers served while a load embeds must keep the cores: the load and its (local) backend step back.
     env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "LOG_LEVEL": "WARNING",
            "CELERY_BROKER_URL": "", "BULK_LOAD_NICE": "7"}
+    from django.db import connection
+
+    # Connections other tests of this session left open (live servers, browser threads) are not the load's.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        before = {row[0] for row in cursor.fetchall()}
     child = subprocess.Popen(
         [sys.executable, "manage.py", "load_abstracts", str(baseline), "--batch-size", "5", "--progress-every", "0"],
         cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -326,8 +332,6 @@ def test_a_load_runs_at_lower_cpu_priority_and_so_does_its_database_backend(base
         for line in child.stderr:
             if "record(s) stored" in line:
                 break
-        from django.db import connection
-
         with connection.cursor() as cursor:  # this test's own backend, at normal priority
             cursor.execute("SELECT pg_backend_pid()")
             own_backend = cursor.fetchone()[0]
@@ -335,7 +339,7 @@ def test_a_load_runs_at_lower_cpu_priority_and_so_does_its_database_backend(base
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
                 "AND backend_type = 'client backend'"
             )
-            backends = [row[0] for row in cursor.fetchall()]
+            backends = [row[0] for row in cursor.fetchall() if row[0] not in before]
             priorities = {
                 "load": os.getpriority(os.PRIO_PROCESS, child.pid),
                 "backends": sorted({os.getpriority(os.PRIO_PROCESS, pid) for pid in backends}),
