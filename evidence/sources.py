@@ -196,14 +196,6 @@ class EvidenceSource:
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvidenceSource:
-        """Return the source `as_dict` described (lists back to tuples)."""
-        values = dict(data)
-        for key in ("authors", "publication_types", "names"):
-            values[key] = tuple(values.get(key) or ())
-        return cls(**values)
-
-    @classmethod
     def from_search_hit(cls, hit: SearchHit, *, score: float, approved: bool = False) -> EvidenceSource:
         """Return a stored-abstract search hit as a source (its best chunk)."""
         return cls(

@@ -72,12 +72,6 @@ def stems(text: str) -> set[str]:
     return {stem(token) for token in tokens(text)}
 
 
-def jaccard(left: set[str], right: set[str]) -> float:
-    if not left or not right:
-        return 0.0
-    return len(left & right) / len(left | right)
-
-
 # Words ending in a full stop that do not end a sentence.
 _ABBREVIATIONS = frozenset(
     [

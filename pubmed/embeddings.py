@@ -440,10 +440,6 @@ def get_embedder() -> Embedder:
     return embedder
 
 
-def embed_texts(texts: Sequence[str]) -> np.ndarray:
-    return get_embedder().embed(texts)
-
-
 def embed_query(text: str) -> np.ndarray:
     return get_embedder().embed([text])[0]
 

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
 from pubmed.embeddings import get_embedder
-from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
+from pubmed.models import Abstract, Ingestion, TablizerSnapshot
 
 
 def retracted_among(*, pmids: Sequence[str]) -> dict[str, str]:
@@ -44,10 +44,6 @@ def abstracts_by_pmids(*, pmids: Sequence[str]) -> list[Abstract]:
     """Return stored abstracts for `pmids`, in the order given; unknown PMIDs are skipped."""
     found = Abstract.objects.in_bulk(list(pmids))
     return [found[pmid] for pmid in pmids if pmid in found]
-
-
-def abstract_chunks(*, pmid: str) -> QuerySet[AbstractChunk]:
-    return AbstractChunk.objects.filter(abstract_id=pmid).order_by("ordinal").defer("embedding")
 
 
 def ingestion_get(*, ingestion_id: UUID | str, user: User | AnonymousUser | None = None) -> Ingestion | None:

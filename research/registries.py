@@ -40,10 +40,6 @@ class PayloadType:
     # `data -> URL` for suggestions whose acceptance opens a page (fills and runs a search).
     accept_url: Callable[[dict[str, Any]], str] | None = None
 
-    @property
-    def from_model(self) -> bool:
-        return bool(self.marker)
-
     def url_for(self, data: dict[str, Any]) -> str:
         """Return the URL that accepting this payload opens, or "" when accepting does something else."""
         return self.accept_url(data) if self.accept_url else ""

@@ -181,12 +181,6 @@ class Study(models.Model):
             )
 
     @property
-    def identifier_map(self) -> dict[str, str]:
-        """Return the study's identifiers that are set, keyed pmid / doi / nct / pmcid."""
-        found = {"pmid": self.pmid, "doi": self.doi, "nct": self.nct_number, "pmcid": self.pmcid}
-        return {kind: value for kind, value in found.items() if value}
-
-    @property
     def pubmed_url(self) -> str:
         return identifiers.pubmed_url(self.pmid) if self.pmid else ""
 

@@ -129,9 +129,6 @@ class DrugProfile:
     def to_dict(self) -> dict[str, Any]:
         return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
 
-    def is_empty(self) -> bool:
-        return not any(self.to_dict().values())
-
 
 @dataclass(frozen=True)
 class ExpandedQuery:

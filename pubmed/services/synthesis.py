@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -29,14 +29,6 @@ logger = structlog.get_logger(__name__)
 
 MAX_FINDINGS = 6
 STRENGTHS = ("insufficient", "low", "moderate", "high")
-
-
-class AbstractLike(Protocol):
-    pmid: str
-    title: str
-    abstract: str
-    publication_types: list[str]
-    sections: list[Any]
 
 
 @dataclass(frozen=True)
