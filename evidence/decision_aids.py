@@ -12,25 +12,8 @@ from collections.abc import Sequence
 
 from evidence.models import DecisionAid
 from evidence.pico import Pico
-from evidence.vocabulary import Vocabulary
 
-MANAGEMENT_DECISIONS = frozenset({"drug_choice", "anticoagulation", "duration", "therapy"})
 MAX_AIDS = 2
-
-
-def is_management_question(pico: Pico, vocabulary: Vocabulary) -> bool:
-    """Return True for management decisions asked without any imaging term."""
-    imaging = {code for code, term in vocabulary.terms.items() if term.is_imaging_term}
-    return bool(set(pico.decision_tags) & MANAGEMENT_DECISIONS) and not set(pico.decision_tags) & imaging
-
-
-def image_queries(pico: Pico, vocabulary: Vocabulary) -> list[str]:
-    """Return the image look-up queries for the question, built from its tags' labels only."""
-    return [
-        f"{vocabulary.label(disease)} {vocabulary.label(decision)}"
-        for disease in pico.disease_tags
-        for decision in pico.decision_tags
-    ]
 
 
 def aid_matches(aid: DecisionAid, pico: Pico) -> bool:

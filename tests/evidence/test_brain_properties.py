@@ -4,7 +4,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from evidence.classification import classify
-from evidence.decision_aids import MANAGEMENT_DECISIONS, image_queries, is_management_question, select_decision_aids
+from evidence.decision_aids import select_decision_aids
 from evidence.decomposition import decompose_question, word_count
 from evidence.models import DecisionAid
 from evidence.pico import Pico, extract_pico_rules, is_modifier
@@ -17,7 +17,6 @@ VOCAB = seeded_vocabulary()
 RULES = seeded_rules()
 DISEASES = sorted(VOCAB.codes(DISEASE))
 DECISIONS = sorted(VOCAB.codes(DECISION))
-IMAGING = sorted(code for code, term in VOCAB.terms.items() if term.is_imaging_term)
 WORDS = st.sampled_from(
     [
         "patient",
@@ -229,7 +228,9 @@ def _aid(title, diseases, decisions):
 @settings(max_examples=200, deadline=None)
 @given(
     tag_lists,
-    st.lists(st.sampled_from(sorted(MANAGEMENT_DECISIONS)), min_size=1, max_size=2, unique=True),
+    st.lists(
+        st.sampled_from(["drug_choice", "anticoagulation", "duration", "therapy"]), min_size=1, max_size=2, unique=True
+    ),
     st.lists(
         st.tuples(
             st.lists(st.sampled_from(DISEASES), min_size=1, max_size=2),
@@ -240,7 +241,6 @@ def _aid(title, diseases, decisions):
 )
 def test_management_questions_get_only_matching_decision_aids(diseases, decisions, aid_tags):
     pico = make_pico(diseases, decisions)
-    assert is_management_question(pico, VOCAB)
     aids = [_aid(f"aid {i}", d, x) for i, (d, x) in enumerate(aid_tags)]
     chosen = select_decision_aids(pico, aids=aids)
     assert len(chosen) <= 2
@@ -248,23 +248,6 @@ def test_management_questions_get_only_matching_decision_aids(diseases, decision
         assert set(aid.disease_tags) & set(diseases) and set(aid.decision_tags) & set(decisions)
     if not any(set(a.disease_tags) & set(diseases) and set(a.decision_tags) & set(decisions) for a in aids):
         assert chosen == []
-
-
-@given(tag_lists, decision_lists)
-def test_image_queries_are_built_from_tag_labels_only(diseases, decisions):
-    pico = make_pico(diseases, decisions)
-    queries = image_queries(pico, VOCAB)
-    allowed = {VOCAB.label(t) for t in diseases} | {VOCAB.label(t) for t in decisions}
-    assert len(queries) == len(diseases) * len(decisions)
-    for query in queries:
-        assert any(query.startswith(VOCAB.label(d) + " ") for d in diseases)
-        assert any(query.endswith(" " + VOCAB.label(x)) for x in decisions)
-        assert set(query.split()) <= {word for label in allowed for word in label.split()}
-
-
-def test_an_imaging_term_makes_a_question_not_a_pure_management_one():
-    assert IMAGING == ["imaging"]
-    assert not is_management_question(make_pico(["af"], ["anticoagulation", "imaging"]), VOCAB)
 
 
 def test_within_a_score_stronger_evidence_ranks_first():
@@ -288,8 +271,12 @@ def test_between_equally_relevant_items_the_higher_level_of_evidence_ranks_first
         return Candidate(key, key, *tags, True, False, "pubmed", 2022, retrieval, level_rank=level_rank)
 
     result = rank_references(
-        [abstract("case", 2, 0.8012), abstract("meta-analysis", 5, 0.7981), abstract("rct", 4, 0.8),
-         abstract("best", 1, 0.9)],
+        [
+            abstract("case", 2, 0.8012),
+            abstract("meta-analysis", 5, 0.7981),
+            abstract("rct", 4, 0.8),
+            abstract("best", 1, 0.9),
+        ],
         pico=pico,
         vocabulary=VOCAB,
     )
