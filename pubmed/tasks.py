@@ -43,8 +43,9 @@ def live_search_task(query: str, max_per_query: int) -> dict[str, object]:
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def load_abstracts_file_task(path: str, *, embed: bool = True, batch_size: int = 200,
-                             restart: bool = False) -> dict[str, object]:
+def load_abstracts_file_task(
+    path: str, *, embed: bool = True, batch_size: int = 200, restart: bool = False
+) -> dict[str, object]:
     """Load the record file at `path` (as this worker sees it) into the store; return its counts.
 
     A worker that dies mid-file has the task redelivered, and the load resumes after the last stored
@@ -60,8 +61,13 @@ def load_abstracts_file_task(path: str, *, embed: bool = True, batch_size: int =
         logger.warning("record_file_busy", path=path, error=str(exc))
         return {"path": path, "status": "busy", "error": str(exc)}
     return {
-        "path": path, "status": run.load.status, "records": run.records, "created": run.created,
-        "embedded": run.embedded, "deleted": run.deleted, "worker": run.load.worker,
+        "path": path,
+        "status": run.load.status,
+        "records": run.records,
+        "created": run.created,
+        "embedded": run.embedded,
+        "deleted": run.deleted,
+        "worker": run.load.worker,
     }
 
 
@@ -88,6 +94,14 @@ def refresh_stale_abstracts_task() -> dict[str, object]:
         older_than_days=settings.REFRESH_ABSTRACTS_AFTER_DAYS, limit=settings.REFRESH_ABSTRACTS_BATCH
     )
     return {"refreshed": outcome.refreshed, "newly_retracted": outcome.newly_retracted, "errors": outcome.errors}
+
+
+@shared_task(acks_late=True)
+def purge_expired_esearch_cache_task() -> int:
+    """Delete esearch answers past their time to live (`NCBI_ESEARCH_CACHE_TTL_SECONDS`); return how many."""
+    from pubmed.services.ingest import esearch_cache_purge
+
+    return esearch_cache_purge()
 
 
 @shared_task(acks_late=True)

@@ -239,6 +239,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "pubmed.tasks.refresh_stale_abstracts_task",
         "schedule": env.float("REFRESH_ABSTRACTS_EVERY_SECONDS", default=86400.0),
     },
+    # An expired esearch answer is never used again (it is fetched afresh); the rows are deleted hourly.
+    "purge-expired-esearch-cache": {
+        "task": "pubmed.tasks.purge_expired_esearch_cache_task",
+        "schedule": 3600.0,
+    },
 }
 REFRESH_ABSTRACTS_AFTER_DAYS = env.int("REFRESH_ABSTRACTS_AFTER_DAYS", default=30)
 REFRESH_ABSTRACTS_BATCH = env.int("REFRESH_ABSTRACTS_BATCH", default=1000)

@@ -16,12 +16,12 @@ from pubmed.services import ingest
 from pubmed.services.ingest import (
     IngestionInputError,
     abstracts_ensure,
-    esearch_cache_purge,
     esearch_cached,
     fetch_and_cache,
     ingestion_create,
     ingestion_run,
 )
+from pubmed.tasks import purge_expired_esearch_cache_task
 from tests.pubmed.conftest import FakeEutils
 from tests.pubmed.corpus import Corpus, CorpusEutils
 
@@ -35,8 +35,9 @@ def test_fetch_and_cache_stores_new_records_and_returns_all_pmids(fake_eutils: F
     fake_eutils.esearch_ids = {"covid": COVID, "melanoma": [*MELANOMA, COVID[0]]}
     fake_eutils.serve()
     progress: list[tuple[int, int]] = []
-    outcome = fetch_and_cache(queries=["covid", "melanoma"], max_per_query=20,
-                              progress=lambda done, total: progress.append((done, total)))
+    outcome = fetch_and_cache(
+        queries=["covid", "melanoma"], max_per_query=20, progress=lambda done, total: progress.append((done, total))
+    )
     assert outcome.pmids == [*COVID, *MELANOMA]
     assert (outcome.found, outcome.new, outcome.failed, outcome.errors) == (5, 5, [], [])
     assert outcome.per_query == {"covid": COVID, "melanoma": [*MELANOMA, COVID[0]]}
@@ -65,8 +66,14 @@ def test_esearch_cache_expires(fake_eutils: FakeEutils, settings: object) -> Non
     assert esearch_cached(term="covid").pmids == COVID
     assert esearch_cached(term="  covid ").pmids == COVID
     assert len(fake_eutils.requests("/esearch.fcgi")) == 1
+    assert purge_expired_esearch_cache_task() == 0  # a live answer is kept
     EsearchCacheEntry.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert esearch_cache_purge() == 1
+    # Celery beat deletes expired answers hourly with this task.
+    assert settings.CELERY_BEAT_SCHEDULE["purge-expired-esearch-cache"]["task"] == (
+        "pubmed.tasks.purge_expired_esearch_cache_task"
+    )
+    assert purge_expired_esearch_cache_task() == 1
+    assert not EsearchCacheEntry.objects.exists()
     assert esearch_cached(term="covid").count == 3
     assert len(fake_eutils.requests("/esearch.fcgi")) == 2
     entry = EsearchCacheEntry.objects.get()
@@ -191,8 +198,9 @@ def test_ingestion_fails_and_raises_unavailable_when_ncbi_is_down(fake_eutils: F
 
 
 @pytest.mark.celery
-def test_real_worker_runs_the_task_after_commit(fake_eutils: FakeEutils, celery_worker: object,
-                                                transactional_db: None) -> None:
+def test_real_worker_runs_the_task_after_commit(
+    fake_eutils: FakeEutils, celery_worker: object, transactional_db: None
+) -> None:
     fake_eutils.esearch_ids = {"covid": COVID}
     fake_eutils.serve()
     ingestion = ingestion_create(queries=["covid"])
