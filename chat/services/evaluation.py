@@ -85,11 +85,6 @@ class GoldenSet(BaseModel):
     stored_abstracts: StoredAbstracts | None = None
 
 
-def load_golden(path: Path | None = None) -> list[GoldenQuestion]:
-    """Read and validate the golden questions; raise GoldenError naming the problem."""
-    return load_golden_set(path).questions
-
-
 def load_golden_set(path: Path | None = None) -> GoldenSet:
     """Read and validate the golden file (questions and the abstracts they need); raise GoldenError."""
     path = path or GOLDEN_PATH

@@ -3,7 +3,7 @@
 import json
 from collections import Counter
 
-from chat.services.evaluation import GOLDEN_PATH, load_golden, load_golden_set
+from chat.services.evaluation import GOLDEN_PATH, load_golden_set
 
 ANCHORS = {
     "af_ckd_anticoagulation",
@@ -16,7 +16,7 @@ ANCHORS = {
 
 
 def test_golden_set_covers_the_library_stored_abstracts_and_abstentions():
-    questions = load_golden(GOLDEN_PATH)
+    questions = load_golden_set(GOLDEN_PATH).questions
     assert len(questions) >= 60
     scenarios = Counter(question.scenario for question in questions)
     assert scenarios["mrd_oncology"] >= 10
@@ -30,7 +30,7 @@ def test_golden_set_covers_the_library_stored_abstracts_and_abstentions():
 def test_library_identifiers_are_landmark_study_facts(shared_data):
     landmarks = json.loads((shared_data / "landmark_studies.json").read_text())
     known = {f"pmid:{study['pmid']}" for study in landmarks if study.get("pmid")}
-    for question in load_golden(GOLDEN_PATH):
+    for question in load_golden_set(GOLDEN_PATH).questions:
         if question.scenario != "stored_abstracts":
             assert set(question.expected) | set(question.acceptable) <= known, question.id
 
