@@ -77,7 +77,7 @@ format: install
 clean-db:
 	rm -rf var/pgdata
 
-# Rebuild the claim verifier from ../shared/data (README "Rebuilding the claim verifier"): about 50 minutes
+# Rebuild the claim verifier from ../shared/data (README "Rebuilding the claim verifier"): about 65 minutes
 # on 2 cores. Stages: NLI pretraining, claim-set fine-tuning, int8 ONNX export with calibration.
 verifier: install
 	$(PY) -m training.verifier pretrain

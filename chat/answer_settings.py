@@ -74,9 +74,9 @@ class AnswerSettings(BaseModel):
         None,
         ge=0,
         le=1,
-        description="Semantic similarity a statement needs with a sentence (or two) of its cited source to count "
-        "as supported, on top of the number, negation and name checks; unset: 0.63, calibrated by "
-        "benchmarks/faithfulness.py (evidence.claims.SIMILARITY_THRESHOLD).",
+        description="Probability of support the claim verifier model must give a sentence (or two) of a "
+        "statement's cited source for the statement to count as supported, on top of the number and name checks; "
+        "unset: the threshold calibrated with the model (its verifier.json).",
     )
     repair_max_sources: int = Field(
         5,

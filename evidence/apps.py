@@ -1,6 +1,20 @@
+from pathlib import Path
+
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 
 class EvidenceConfig(AppConfig):
     name = "evidence"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The claim verifier decides what an answer may say: without it MedCite does not start (no fall-back to
+        # rules). The files and their sha256 are checked here; the model itself loads on first use.
+        from evidence.claims.model import VerifierModelError, read_config
+
+        try:
+            read_config(Path(settings.VERIFIER_MODEL))
+        except VerifierModelError as exc:
+            raise ImproperlyConfigured(str(exc)) from exc

@@ -19,10 +19,13 @@ import csv
 import hashlib
 import json
 import os
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from training.contrast import contradicting_claim
 
 LABELS = ("supported", "contradicted", "not_enough_info")
 SUPPORTED, CONTRADICTED, NOT_ENOUGH_INFO = 0, 1, 2
@@ -289,9 +292,31 @@ def pairs_from_case(case: Case) -> list[Pair]:
     return [Pair(case.claim, _evidence_text(case.sentences, closest), case.label, source)]
 
 
-def claim_pairs(split: str, datasets: tuple[str, ...] = CLAIM_SETS) -> list[Pair]:
-    """Return the training pairs of every claim set's split."""
-    return [pair for dataset in datasets for case in cases(dataset, split) for pair in pairs_from_case(case)]
+def contrast_pairs(case: Case) -> list[Pair]:
+    """Return a supported case's rewritten twin (`training.contrast`): contradicted by the case's evidence,
+    not enough information against the closest sentence that is not its evidence."""
+    if case.label != SUPPORTED:
+        return []
+    twin = contradicting_claim(case.claim, random.Random(f"contrast:{case.case_id}"))
+    if not twin:
+        return []
+    evidence = case.rationale or tuple(closest_sentences(case.claim, case.sentences, 2))
+    found = [Pair(twin, _evidence_text(case.sentences, evidence), CONTRADICTED, case.dataset)]
+    others = [i for i in closest_sentences(case.claim, case.sentences, len(case.sentences)) if i not in evidence]
+    if others:
+        found.append(Pair(twin, case.sentences[others[0]], NOT_ENOUGH_INFO, case.dataset))
+    return found
+
+
+def claim_pairs(split: str, datasets: tuple[str, ...] = CLAIM_SETS, *, contrast: bool = False) -> list[Pair]:
+    """Return the training pairs of every claim set's split (with `contrast`, supported claims' rewritten
+    twins too: training only, never the splits that calibrate or measure)."""
+    return [
+        pair
+        for dataset in datasets
+        for case in cases(dataset, split)
+        for pair in pairs_from_case(case) + (contrast_pairs(case) if contrast else [])
+    ]
 
 
 _NLI_LABELS = {

@@ -86,15 +86,21 @@ def export_verifier(source: Path, shipped: Path, *, max_length: int) -> None:
     }
     (shipped / "verifier.json").write_text(json.dumps(config, indent=2) + "\n")
     print(f"exported {shipped / 'model.onnx'} ({(shipped / 'model.onnx').stat().st_size / 1e6:.1f} MB)", flush=True)
+    recalibrate(shipped)
+    print(f"export and calibration took {time.monotonic() - started:.0f} s", flush=True)
+
+
+def recalibrate(shipped: Path) -> None:
+    """Choose the thresholds of the model in `shipped` and write them into its verifier.json."""
     # Django only now: start-up checks that the configured model is present and intact.
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["VERIFIER_MODEL"] = str(shipped)
     django.setup()
+    config = json.loads((shipped / "verifier.json").read_text())
     config.update(calibrate(shipped))
     (shipped / "verifier.json").write_text(json.dumps(config, indent=2) + "\n")
-    print(f"export and calibration took {time.monotonic() - started:.0f} s", flush=True)
 
 
 def calibrate(shipped: Path) -> dict:
@@ -115,4 +121,4 @@ def calibrate(shipped: Path) -> dict:
     return chosen
 
 
-__all__ = ["calibrate", "export_verifier", "np"]
+__all__ = ["calibrate", "export_verifier", "np", "recalibrate"]

@@ -82,13 +82,14 @@ def with_support(citations: list[dict[str, Any]], run: AnswerRun) -> list[dict[s
 
 
 def claim_records(run: AnswerRun, citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return the shown claims as {text, citations (reference numbers), supported, support, reason}."""
+    """Return the shown claims as {text, citations (reference numbers), supported, verdict, support, reason}."""
     numbers = {entry["doc_id"]: entry["n"] for entry in citations}
     return [
         {
             "text": record.text,
             "citations": sorted({numbers[doc_id] for doc_id in record.doc_ids if doc_id in numbers}),
             "supported": record.supported,
+            "verdict": record.verdict,
             "support": record.support,
             "reason": record.reason,
         }

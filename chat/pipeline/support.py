@@ -2,7 +2,8 @@
 
 The generated answer is split into claims (sentences and list items). A cited claim is judged
 against the stored text of what it cites - its numbers, its direction and negation, the studies
-and drugs it names, and its meaning (`evidence.claims`); an uncited claim is attached to an
+and drugs it names, and its meaning as the claim verifier model reads it (`evidence.claims`); a claim
+the source contradicts is recorded as contradicted; an uncited claim is attached to an
 admitted source that supports it, or removed. Study names that no source of this turn and no
 library entry carries are removed, never shown bare. What remains is cleaned of dangling
 fragments; every removal is recorded with its reason for the trace and the answer.
@@ -22,7 +23,6 @@ from evidence.citations.parse import extract_mentions
 from evidence.claims import (
     CONTRADICTED,
     NOT_ENOUGH_INFO,
-    SIMILARITY_THRESHOLD,
     SUPPORTED,
     Candidate,
     Claim,
@@ -141,9 +141,7 @@ class SupportChecker:
             if not passages or verbatim_quote(plain, passages) is not None:
                 continue
             keys.append((plain, tuple(cited)))
-            scored.append(
-                score_claim(plain, passages, embed=embed_cached, model=None, cache=self.cache)
-            )
+            scored.append(score_claim(plain, passages, embed=embed_cached, model=None, cache=self.cache))
         for index, answer in llm_verdicts(scored, self.complete).items():
             self.model_verdicts[keys[index]] = (answer.verdict, answer.candidate)
 
@@ -197,12 +195,7 @@ class SupportChecker:
             verdict = judge_claim(plain, passages, embed=embed_cached, threshold=self.threshold, cache=self.cache)
         else:
             scored = score_claim(plain, passages, embed=embed_cached, model=None, cache=self.cache)
-            verdict = decide(
-                scored,
-                support_threshold=SIMILARITY_THRESHOLD if self.threshold is None else self.threshold,
-                contradict_threshold=1.0,
-                override=override,
-            )
+            verdict = decide(scored, support_threshold=1.0, contradict_threshold=1.0, override=override)
         return verdict.verdict, [_quote(q) for q in verdict.support], verdict.reason
 
     def unverified_names(self, text: str) -> list[tuple[int, int, str]]:

@@ -63,11 +63,13 @@ def citation_metrics(
             supported += 1
             for citation, passages in cited.items():
                 others = [p for c, ps in cited.items() if c != citation for p in ps]
-                alone = bool(passages) and judge_claim(
-                    claim.text, passages, embed=embed, threshold=threshold, cache=cache
-                ).supported
-                needed = not others or not judge_claim(
-                    claim.text, others, embed=embed, threshold=threshold, cache=cache
-                ).supported
+                alone = (
+                    bool(passages)
+                    and judge_claim(claim.text, passages, embed=embed, threshold=threshold, cache=cache).supported
+                )
+                needed = (
+                    not others
+                    or not judge_claim(claim.text, others, embed=embed, threshold=threshold, cache=cache).supported
+                )
                 precise += alone or needed
     return CitationMetrics(claims, supported, citations, precise)

@@ -3,8 +3,8 @@
 `VERIFIER_MODEL` names a directory with `model.onnx` (int8), `tokenizer.json` and `verifier.json`
 (labels, maximum length, calibrated thresholds, the model file's sha256). The default is the model
 shipped in `evidence/claims/model/`. Nothing is downloaded; a missing, altered or unreadable model
-raises `VerifierModelError` with the command that rebuilds it. The answer pipeline does not ask it yet
-(its card says why); `benchmarks/faithfulness.py` and the training stages do.
+raises `VerifierModelError` with the command that rebuilds it, and start-up (`evidence.apps`) refuses
+to run without it. Every claim check asks it (`evidence.claims.judge`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ import numpy as np
 
 REBUILD = 'rebuild it with `make verifier` (README "Rebuilding the claim verifier") or point VERIFIER_MODEL at one'
 LABELS = ("supported", "contradicted", "not_enough_info")
+MEMO_SIZE = 4096  # (claim, evidence) pairs whose probabilities a loaded model remembers
 
 
 class VerifierModelError(RuntimeError):
@@ -83,11 +85,31 @@ class ClaimVerifierModel:
         self.tokenizer.enable_truncation(self.config.max_length, strategy="longest_first")
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.inputs = {i.name for i in self.session.get_inputs()}
+        self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._memo_lock = threading.Lock()
 
     def probabilities(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
-        """Return an (n, 3) array: for each evidence text, P(supported), P(contradicted), P(not enough info)."""
-        if not evidence:
+        """Return an (n, 3) array: for each evidence text, P(supported), P(contradicted), P(not enough info).
+
+        Pairs read before are not read again (the streamed preview and the finished answer judge the same
+        claims); the memo keeps the last `MEMO_SIZE` pairs.
+        """
+        keys = [(claim, text) for text in evidence]
+        with self._memo_lock:
+            rows = {key: self._memo[key] for key in keys if key in self._memo}
+        unread = list(dict.fromkeys(key for key in keys if key not in rows))
+        if unread:
+            rows.update(zip(unread, self._read(claim, [text for _, text in unread]), strict=True))
+            with self._memo_lock:
+                for key in unread:
+                    self._memo[key] = rows[key]
+                while len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
+        if not keys:
             return np.zeros((0, 3), dtype=np.float32)
+        return np.vstack([rows[key] for key in keys]).astype(np.float32)
+
+    def _read(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
         encodings = self.tokenizer.encode_batch([(claim, text) for text in evidence])
         feeds = {
             "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),

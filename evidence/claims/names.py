@@ -80,8 +80,12 @@ def _acronym_like(token: str) -> bool:
         return True  # IMpower010
     if re.fullmatch(r"[a-z\u03b1-\u03c9]{1,2}", head) and tail:
         part = tail.split("-")[0]
-        return part.isalpha() and part.isupper() and len(part) >= 3 and part not in NOT_STUDY_NAMES and (
-            sum(ch in _VOWELS for ch in part) / len(part) >= 0.25
+        return (
+            part.isalpha()
+            and part.isupper()
+            and len(part) >= 3
+            and part not in NOT_STUDY_NAMES
+            and (sum(ch in _VOWELS for ch in part) / len(part) >= 0.25)
         )  # c-TRAK, alpha-CORRECT
     return False
 

@@ -6,11 +6,41 @@ import re
 from dataclasses import dataclass
 
 _WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
-    "twice": 2, "double": 2, "triple": 3, "threefold": 3, "twofold": 2, "fourfold": 4, "tenfold": 10,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
+    "twice": 2,
+    "double": 2,
+    "triple": 3,
+    "threefold": 3,
+    "twofold": 2,
+    "fourfold": 4,
+    "tenfold": 10,
 }
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6}
 
@@ -23,9 +53,7 @@ _NUMERAL = re.compile(
     re.IGNORECASE,
 )
 _WORD_NUMBER = re.compile(rf"\b(?P<word>{'|'.join(_WORDS)})\b(?P<percent>\s(?:per\s?cent|percent)\b)?", re.IGNORECASE)
-_ROMAN_NUMBER = re.compile(
-    r"\b(?:stage|phase|grade|class|type|tier)\s+(?P<roman>I{1,3}|IV|VI?)(?:[ABCabc])?\b"
-)
+_ROMAN_NUMBER = re.compile(r"\b(?:stage|phase|grade|class|type|tier)\s+(?P<roman>I{1,3}|IV|VI?)(?:[ABCabc])?\b")
 _MARKER = re.compile(r"\[\s*(?:citation\s*:[^\]]*|\d{1,3}(?:\s*[,;\u2013-]\s*\d{1,3})*)\s*\]", re.IGNORECASE)
 
 

@@ -81,6 +81,12 @@ def polarity_conflict(claim: str, support: str) -> str:
     return ""
 
 
+def same_direction(claim: str, source: str) -> bool:
+    """Return whether `claim` and `source` both state a direction and state the same one, negated alike."""
+    said, reported = polarity_of(claim), polarity_of(source)
+    return bool(said.directions) and said.directions == reported.directions and said.negated == reported.negated
+
+
 def states_no_effect(text: str) -> bool:
     """Return whether `text` negates its finding ("did not reduce", "no significant difference")."""
     return polarity_of(text).negated

@@ -27,10 +27,13 @@ _WORD = re.compile(r"[A-Za-z\u03b1-\u03c9]{2,}")
 
 _DANGLING = [
     ("empty_brackets", re.compile(r"\s*\(\s*[,;:.\s]*\)|\s*\[\s*[,;:.\s]*\]")),
-    ("empty_identifier", re.compile(
-        r"\s*\(?\s*(?<![/.])\b(?:PMIDs?|DOI|NCT|PMCID|PMC|PubMed(?:\s+ID)?)\s*[:#=]?\s*(?:\)|(?=[,.;\]](?!\w)|$))",
-        re.IGNORECASE | re.MULTILINE,
-    )),
+    (
+        "empty_identifier",
+        re.compile(
+            r"\s*\(?\s*(?<![/.])\b(?:PMIDs?|DOI|NCT|PMCID|PMC|PubMed(?:\s+ID)?)\s*[:#=]?\s*(?:\)|(?=[,.;\]](?!\w)|$))",
+            re.IGNORECASE | re.MULTILINE,
+        ),
+    ),
     ("trailing_conjunction", re.compile(r"[ \t,]+(?:and|or)[ \t]*(?=[.;:!?])", re.IGNORECASE)),
     ("dangling_preposition", re.compile(r"[ \t]+(?:in|by|from|see|at|of)[ \t]*(?=[.;!?](?:\s|$))", re.IGNORECASE)),
 ]
@@ -90,8 +93,10 @@ def citation_markers(text: str) -> tuple[str, ...]:
 
 
 def _is_pointer_without_target(sentence: str) -> bool:
-    return bool(_ORPHAN_POINTER.match(sentence)) and not _MARKER.search(sentence) and not re.search(
-        r"\b(?:PMID|DOI|NCT|PMC)\s*:?\s*\w", sentence, re.IGNORECASE
+    return (
+        bool(_ORPHAN_POINTER.match(sentence))
+        and not _MARKER.search(sentence)
+        and not re.search(r"\b(?:PMID|DOI|NCT|PMC)\s*:?\s*\w", sentence, re.IGNORECASE)
     )
 
 
@@ -120,8 +125,11 @@ def split_claims(text: str) -> list[Claim]:
                 previous = claims[-1]
                 markers = leading.group(0)
                 claims[-1] = Claim(
-                    text[previous.start : start + len(markers)], previous.start, start + len(markers),
-                    tuple(dict.fromkeys(previous.citations + citation_markers(markers))), previous.kind,
+                    text[previous.start : start + len(markers)],
+                    previous.start,
+                    start + len(markers),
+                    tuple(dict.fromkeys(previous.citations + citation_markers(markers))),
+                    previous.kind,
                     previous.dangling,
                 )
                 sentence, start = sentence[len(markers) :].lstrip(), start + len(markers)
@@ -129,10 +137,16 @@ def split_claims(text: str) -> list[Claim]:
             plain = re.sub(r"[*_`]+", "", strip_markers(sentence))
             if len(_WORD.findall(plain)) < 2 or _BOILERPLATE.match(plain):
                 continue
-            claims.append(Claim(
-                sentence, start, start + len(sentence), citation_markers(sentence), kind,
-                _is_pointer_without_target(sentence),
-            ))
+            claims.append(
+                Claim(
+                    sentence,
+                    start,
+                    start + len(sentence),
+                    citation_markers(sentence),
+                    kind,
+                    _is_pointer_without_target(sentence),
+                )
+            )
     return claims
 
 

@@ -46,6 +46,11 @@ SCENARIOS = {
         f"[citation:pmid:{TIE_2016}].",
         ["lowered the risk"],
     ),
+    "finding_called_unrelated": (
+        "In resected stage II colon cancer, ctDNA status after surgery was unrelated to recurrence "
+        f"[citation:pmid:{TIE_2016}].",
+        ["unrelated to recurrence"],
+    ),
     "claim_from_another_study": (
         "Adjuvant atezolizumab prolonged disease-free survival in ctDNA-positive patients after surgery "
         f"[citation:pmid:{TIE_2016}].",
@@ -154,17 +159,28 @@ def test_the_issue_example_keeps_its_supported_first_statement_with_its_quote(li
     assert any("40% reduction" in item["text"] for item in result.claims_removed)
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_a_reversed_finding_is_removed_and_recorded_as_contradicted(library, provider, request, llm_settings):
-    """The source reports a higher risk with detectable ctDNA; the model writes that it lowered it."""
+@pytest.mark.parametrize(
+    ("provider", "scenario", "phrase"),
+    [
+        ("anthropic", "reversed_finding", "lowered the risk"),
+        ("openai", "reversed_finding", "lowered the risk"),
+        ("anthropic", "finding_called_unrelated", "unrelated to recurrence"),
+        ("openai", "finding_called_unrelated", "unrelated to recurrence"),
+    ],
+)
+def test_a_reversed_finding_is_removed_and_recorded_as_contradicted(
+    library, provider, scenario, phrase, request, llm_settings
+):
+    """The source reports a far higher risk with detectable ctDNA; the model writes that it lowered it, or that
+    ctDNA had nothing to do with recurrence (words no rule lists: the verifier model has to read them)."""
     fake = request.getfixturevalue(f"fake_{provider}")
-    fake.script(Reply([Text(SCENARIOS["reversed_finding"][0])]))
+    fake.script(Reply([Text(SCENARIOS[scenario][0])]))
     events = list(answer_events(question=QUESTION, settings=llm_settings(provider)))
     result = next(event.result for event in events if isinstance(event, DoneEvent))
-    removed = [item for item in result.claims_removed if "lowered the risk" in item["text"]]
+    removed = [item for item in result.claims_removed if phrase in item["text"]]
     assert removed and removed[0]["verdict"] == "contradicted", result.claims_removed
     support = next(step for step in result.trace if step["step"] == "support")
     assert "contradicted by the source it cites" in support["detail"]
     # It was the opening statement: the answer says so and quotes the source instead.
     assert result.answer.startswith("The opening statement of the drafted answer was removed"), result.answer
-    assert "lowered the risk" not in result.answer
+    assert phrase not in result.answer

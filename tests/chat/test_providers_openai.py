@@ -37,17 +37,18 @@ def test_cited_answer_streams_through_verification(library, fake_openai, llm_set
         Reply(
             [
                 Text(
-                    "In EMPEROR-Preserved, empagliflozin lowered the risk of cardiovascular death or hospitalisation "
-                    f"for heart failure (PMID: {EMPEROR}). In DELIVER, dapagliflozin reduced worsening heart failure "
-                    "events or cardiovascular death (NCT03619213)."
+                    "Empagliflozin lowered the combined risk of cardiovascular death or hospitalisation for heart "
+                    f"failure compared with placebo (PMID: {EMPEROR}). In DELIVER, dapagliflozin reduced worsening "
+                    "heart failure events or cardiovascular death (NCT03619213)."
                 )
             ]
         )
     )
     result = answer_question(question=QUESTION, settings=llm_settings("openai"))
     assert result.answer == (
-        "In EMPEROR-Preserved, empagliflozin lowered the risk of cardiovascular death or hospitalisation for heart "
-        "failure [1]. In DELIVER, dapagliflozin reduced worsening heart failure events or cardiovascular death [2]."
+        "Empagliflozin lowered the combined risk of cardiovascular death or hospitalisation for heart failure compared "
+        "with placebo [1]. In DELIVER, dapagliflozin reduced worsening heart failure events or cardiovascular "
+        "death [2]."
     )
     assert [claim["citations"] for claim in result.claims] == [[1], [2]]
     assert all(citation["support"] for citation in result.citations)

@@ -43,7 +43,6 @@ ASPIRIN = Passage(
     "Major haemorrhage was higher with aspirin than with placebo (3.8% vs. 2.8%; HR 1.38).",
 )
 SUPPORTED = [
-    ("ctDNA-guided management reduced the use of adjuvant chemotherapy (15% vs 28%) [1].", [DYNAMIC]),
     ("Two-year recurrence-free survival was 93.5% with ctDNA guidance and 92.4% with standard management.", [DYNAMIC]),
     ("Patients with a positive ctDNA result had a 3-year recurrence-free survival of 86.4%.", [DYNAMIC]),
     ("Low-dose aspirin did not reduce cardiovascular events in older adults.", [ASPIRIN]),
@@ -73,15 +72,22 @@ def test_supported_claims_are_judged_supported_with_their_quote(claim, passages,
 
 
 def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
-    verdict = judge_claim(SUPPORTED[0][0], [DYNAMIC], embed=embed, cache=cache)
+    verdict = judge_claim(
+        "Major bleeding was higher with aspirin than placebo (HR 1.38).", [ASPIRIN], embed=embed, cache=cache
+    )
     assert verdict.support == [
-        Quote(
-            "pmid:35657320",
-            "0",
-            "A lower percentage of patients in the ctDNA-guided group than in the standard-management group received "
-            "adjuvant chemotherapy (15% vs. 28%).",
-        )
+        Quote("pmid:111", "1", "Major haemorrhage was higher with aspirin than with placebo (3.8% vs. 2.8%; HR 1.38).")
     ]
+
+
+def test_a_true_comparison_the_model_misreads_is_withheld_never_called_contradicted(embed, cache) -> None:
+    """The small verifier model reads "a lower percentage in A than in B received it" as contradicting "A reduced
+    its use": the claim is not shown (the model must agree to support), but since claim and sentence state the same
+    direction the model's contradiction is not believed either (model card, Limits)."""
+    claim = "ctDNA-guided management reduced the use of adjuvant chemotherapy (15% vs 28%) [1]."
+    verdict = judge_claim(claim, [DYNAMIC], embed=embed, cache=cache)
+    assert verdict.verdict == NOT_ENOUGH_INFO
+    assert verdict.reason.startswith("the closest sentence of the cited source does not state this (verifier model")
 
 
 @pytest.mark.parametrize(
@@ -100,7 +106,8 @@ def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
         (
             "Low-dose aspirin reduced cardiovascular events in older adults.",
             [ASPIRIN],
-            "the claim states a positive finding but the cited text reports no effect or difference",
+            'the cited source says otherwise: "Daily low-dose aspirin did not reduce the risk of cardiovascular '
+            'events in older adults."',
         ),
         (
             "In the COSMOS study, ctDNA-guided management reduced adjuvant chemotherapy use.",
@@ -133,8 +140,9 @@ def test_the_quote_is_the_sentence_that_states_the_claim(embed, cache) -> None:
 def test_unsupported_claims_say_which_rule_failed(claim, passages, reason, embed, cache) -> None:
     verdict = judge_claim(claim, passages, embed=embed, cache=cache)
     assert (verdict.supported, verdict.reason) == (False, reason)
-    # A contradicted claim quotes the sentence that says otherwise; any other failure quotes nothing.
-    if reason.startswith("the claim says it"):
+    # A contradicted claim (by the direction rule or the model) quotes the sentence that says otherwise; any other
+    # failure quotes nothing.
+    if reason.startswith(("the claim says it", "the cited source says otherwise")):
         assert verdict.verdict == CONTRADICTED and verdict.support and verdict.support[0].quote in passages[0].text
     else:
         assert verdict.support == []
@@ -154,14 +162,14 @@ def test_passage_sentences_are_embedded_once_per_source(embed) -> None:
         return embed(texts)
 
     cache = PassageCache()
-    for claim, passages in SUPPORTED[:3]:
+    for claim, passages in SUPPORTED[:3]:  # two cite DYNAMIC, one ASPIRIN
         judge_claim(claim, passages, embed=counting, cache=cache)
-    assert calls == [4, 1, 1, 1]  # DYNAMIC's four sentences once, then one claim vector per call
+    assert calls == [4, 1, 1, 2, 1]  # each source's sentences once (DYNAMIC 4, ASPIRIN 2), one vector per claim
 
 
 def test_citation_metrics_follow_alce(embed) -> None:
     faithful = (
-        "ctDNA-guided management reduced the use of adjuvant chemotherapy (15% vs 28%) [1]. "
+        "Two-year recurrence-free survival was 93.5% with ctDNA guidance and 92.4% with standard management [1]. "
         "Low-dose aspirin did not reduce cardiovascular events in older adults [2]."
     )
     wrong = "Low-dose aspirin did not reduce cardiovascular events in older adults [1]."
@@ -192,7 +200,10 @@ def test_a_supported_claim_with_any_one_number_altered_is_never_supported(data, 
     altered = claim[: number.start] + new + ("%" if number.percent else "") + claim[number.end :]
     verdict = judge_claim(altered, [passage], embed=embed, cache=cache)
     assert not verdict.supported
-    assert verdict.reason.startswith("the number ")
+    # Caught by the number check, or read by the model as saying otherwise (quoting the sentence with the number).
+    assert verdict.reason.startswith("the number ") or (
+        verdict.verdict == CONTRADICTED and verdict.support and verdict.support[0].quote in passage.text
+    ), verdict
 
 
 _NEGATABLE = re.compile(r"\b(was|were|is|are|did not|does not)\b")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,7 +70,9 @@ def test_one_line_out_per_line_in_in_order_with_every_field(tmp_path: Path) -> N
 
 
 def test_pmids_are_resolved_like_the_citation_checker_does(
-    tmp_path: Path, stored_trametinib: Abstract, fake_eutils: FakeEutils  # noqa: F811
+    tmp_path: Path,
+    stored_trametinib: Abstract,  # noqa: F811
+    fake_eutils: FakeEutils,  # noqa: F811
 ) -> None:
     fake_eutils.serve()
     path = jsonl(
@@ -100,12 +105,18 @@ def test_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"id": 1, "passages": []}, 'line 3: "claim" is missing or not a non-empty string.'),
         ({"id": 1, "claim": "  ", "passages": []}, 'line 3: "claim" is missing or not a non-empty string.'),
         ({"id": 1, "claim": "x"}, 'line 3: give "passages" ([{"id", "text"}]) or "pmids" (["35657320", ...]).'),
-        ({"id": 1, "claim": "x", "passages": "text"},
-         'line 3: "passages" must be a list of {"id": str, "text": str} objects.'),
-        ({"id": 1, "claim": "x", "passages": [{"id": "p"}]},
-         'line 3: passages[0] must be an object {"id": str, "text": str}.'),
-        ({"id": 1, "claim": "x", "pmids": ["PMC123", 0]},
-         "line 3: not PMIDs: 'PMC123', 0; a PMID is digits only, e.g. 35657320."),
+        (
+            {"id": 1, "claim": "x", "passages": "text"},
+            'line 3: "passages" must be a list of {"id": str, "text": str} objects.',
+        ),
+        (
+            {"id": 1, "claim": "x", "passages": [{"id": "p"}]},
+            'line 3: passages[0] must be an object {"id": str, "text": str}.',
+        ),
+        (
+            {"id": 1, "claim": "x", "pmids": ["PMC123", 0]},
+            "line 3: not PMIDs: 'PMC123', 0; a PMID is digits only, e.g. 35657320.",
+        ),
     ],
 )
 def test_a_malformed_line_names_its_number_and_judges_nothing(tmp_path: Path, bad_line: object, message: str) -> None:
@@ -143,3 +154,25 @@ def test_help_says_blank_lines_are_skipped(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit):
         Command().run_from_argv(["manage.py", "verify_claims", "--help"])
     assert "Blank lines are skipped." in capsys.readouterr().out
+
+
+def test_a_missing_verifier_model_stops_the_command_with_how_to_rebuild_it(tmp_path: Path) -> None:
+    """Start-up refuses a missing model (no fall-back to rules): one line naming the rebuild command, exit 3."""
+    path = jsonl(tmp_path, {"id": 1, "claim": ASPIRIN, "passages": [{"id": "p", "text": ASPIRIN}]})
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "manage.py", "verify_claims", str(path), "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VERIFIER_MODEL": str(empty)},
+    )
+    assert result.returncode == 3, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.strip() == (
+        f"MedCite is misconfigured: claim verifier model at {empty} lacks model.onnx, tokenizer.json, verifier.json; "
+        'rebuild it with `make verifier` (README "Rebuilding the claim verifier") or point VERIFIER_MODEL at one'
+    )

@@ -203,7 +203,14 @@ def test_rows_beyond_the_prompt_are_read_through_the_holding_pen(
     monkeypatch.setattr(reply_module, "PROMPT_ITEMS", 1)
     research_llm.script(
         Reply([ToolUse("call_1", "get_staged_items", {"offset": 1})], stop_reason="tool_use"),
-        Reply([Text("The last loaded trial treats mucosal melanoma [citation:nct:NCT04318717:summary].")]),
+        Reply(
+            [
+                Text(
+                    "The last loaded trial tests pembrolizumab with hypofractionated radiation therapy for mucosal "
+                    "melanoma [citation:nct:NCT04318717:summary]."
+                )
+            ]
+        ),
     )
 
     message = ask(user, TRIALSCOUT, "What does the last trial study?")
