@@ -187,11 +187,12 @@ def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
     page.goto(f"{live_server.url}/tablizer/?q={QUERY}")
     page.get_by_label("Column name").fill("Human")
     page.get_by_label("Question asked of every row").fill("Does the study involve human participants?")
+    # Listen before the run starts: the worker may settle three rows before the first poll, and that poll must count.
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "/chat/research/runs/" in request.url else None)
     page.get_by_role("button", name="Add column").click()
     page.locator("[data-ai-run] progress").wait_for()
     page.evaluate(MARK)
-    polls: list[str] = []
-    page.on("request", lambda request: polls.append(request.url) if "/chat/research/runs/" in request.url else None)
 
     page.wait_for_function("() => document.querySelector('[data-ai-run] progress').value === 3")
     assert page.locator("[data-ai-progress-text]").inner_text() == "3 of 5 rows, 1 failed"
