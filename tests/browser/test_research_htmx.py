@@ -187,7 +187,7 @@ def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
     page.goto(f"{live_server.url}/tablizer/?q={QUERY}")
     page.get_by_label("Column name").fill("Human")
     page.get_by_label("Question asked of every row").fill("Does the study involve human participants?")
-    # Listen before the run starts: the worker may settle three rows before the first poll, and that poll must count.
+    # Listen before the run starts, so that every poll counts.
     polls: list[str] = []
     page.on("request", lambda request: polls.append(request.url) if "/chat/research/runs/" in request.url else None)
     page.get_by_role("button", name="Add column").click()
@@ -209,8 +209,10 @@ def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
     assert cells.evaluate_all("cells => cells.map(c => c.dataset.aiValue)") == ["yes", "", "yes", "yes", "yes"]
     assert cells.nth(4).get_attribute("title") == f"PMID {PMIDS[4]} says so."
     assert len(research_llm.row_requests) == 5
+    # At least the poll that brought "Done": the fourth row was held until the page showed three settled. (The
+    # page that added the column may already show three settled rows, so that poll can be the only one.)
     polled = len(polls)
-    assert polled >= 2
+    assert polled >= 1
     page.wait_for_timeout(1200)  # the finished block carries no poll: nothing more is asked for
     assert page.locator("[data-ai-run][hx-get]").count() == 0
     assert len(polls) == polled
