@@ -108,32 +108,19 @@ def score_sufficiency(
     )
 
 
-def safe_score_sufficiency(
-    *,
-    anchor_count: int,
-    ranked: Sequence[Ranked],
-    direct_sources: int = 0,
-    direct_syntheses: int = 0,
-    direct_needed: int = DIRECT_SOURCES_SUFFICE,
-) -> Sufficiency:
-    """Return `score_sufficiency`, or on any failure "limited" with the external search allowed."""
+def safe_score_sufficiency(**arguments: Any) -> Sufficiency:
+    """Return `score_sufficiency(**arguments)`, or on any failure "limited" with the external search allowed."""
     try:
-        return score_sufficiency(
-            anchor_count=anchor_count,
-            ranked=ranked,
-            direct_sources=direct_sources,
-            direct_syntheses=direct_syntheses,
-            direct_needed=direct_needed,
-        )
+        return score_sufficiency(**arguments)
     except Exception as exc:  # the answer must go on; the failure is logged and visible in the trace
         logger.exception("sufficiency_failed")
         return Sufficiency(
             score=50,
             level="limited",
             reasoning=f"sufficiency scoring failed ({type(exc).__name__}); treated as limited",
-            anchor_count=anchor_count,
-            direct_sources=direct_sources,
-            direct_syntheses=direct_syntheses,
+            anchor_count=int(arguments.get("anchor_count", 0)),
+            direct_sources=int(arguments.get("direct_sources", 0)),
+            direct_syntheses=int(arguments.get("direct_syntheses", 0)),
             matching_reviews=0,
             matching_trials=0,
             external_search=True,
