@@ -286,20 +286,9 @@ def decide(
     close = [c for c in candidates if c.similarity >= SIMILARITY_THRESHOLD]
     first_failure = ""
     if close:
-        missing = _missing_names(claim, source_text)
-        if missing:
-            return ClaimVerdict(
-                False, [], f"{missing[0]} is not mentioned in the cited source", best_similarity, NOT_ENOUGH_INFO
-            )
-        absolute = _overstatement(claim, source_text)
-        if absolute:
-            return ClaimVerdict(
-                False,
-                [],
-                f"the statement says '{absolute}', which the cited source does not",
-                best_similarity,
-                NOT_ENOUGH_INFO,
-            )
+        vetoed = _named_or_absolute_veto(claim, source_text, best_similarity)
+        if vetoed is not None:
+            return vetoed
         for candidate in close:
             absent = missing_numbers(claim, candidate.text)
             if absent:
@@ -360,25 +349,28 @@ def _contradicted(candidate: Candidate, similarity: float, judge: str) -> ClaimV
     )
 
 
+def _named_or_absolute_veto(claim: str, source_text: str, similarity: float, score: float = 0.0) -> ClaimVerdict | None:
+    """Return why `claim` cannot be supported by `source_text` whatever sentence is read: a study or drug it names
+    that the source does not, or an absolute word the source does not use; None when neither applies."""
+    missing = _missing_names(claim, source_text)
+    if missing:
+        return ClaimVerdict(
+            False, [], f"{missing[0]} is not mentioned in the cited source", similarity, NOT_ENOUGH_INFO, score
+        )
+    absolute = _overstatement(claim, source_text)
+    if absolute:
+        reason = f"the statement says '{absolute}', which the cited source does not"
+        return ClaimVerdict(False, [], reason, similarity, NOT_ENOUGH_INFO, score)
+    return None
+
+
 def supported_by(scored: ScoredClaim, supporting: Sequence[Candidate], similarity: float) -> ClaimVerdict:
     """Return support by the first unit that passes the exact checks, or the first check that failed."""
     claim, source_text = scored.claim, scored.source_text
     best = supporting[0].probabilities[0]
-    missing = _missing_names(claim, source_text)
-    if missing:
-        return ClaimVerdict(
-            False, [], f"{missing[0]} is not mentioned in the cited source", similarity, NOT_ENOUGH_INFO, best
-        )
-    absolute = _overstatement(claim, source_text)
-    if absolute:
-        return ClaimVerdict(
-            False,
-            [],
-            f"the statement says '{absolute}', which the cited source does not",
-            similarity,
-            NOT_ENOUGH_INFO,
-            best,
-        )
+    vetoed = _named_or_absolute_veto(claim, source_text, similarity, best)
+    if vetoed is not None:
+        return vetoed
     first_failure = ""
     for candidate in supporting:
         if candidate.similarity < SUPPORT_SIMILARITY_FLOOR:
