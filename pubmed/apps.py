@@ -1,14 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from django.apps import AppConfig
-
-
-def _queue_identifier_checks(study_ids: Sequence[int]) -> None:
-    from pubmed.tasks import verify_study_identifiers
-
-    verify_study_identifiers.delay(study_ids=list(study_ids))
 
 
 class PubmedConfig(AppConfig):
@@ -17,13 +9,16 @@ class PubmedConfig(AppConfig):
 
     def ready(self) -> None:
         """Offer the library admin's identifier check, which needs this app's E-utilities client, and give
-        the citation checker stored (or fetched) abstracts for PMIDs, DOIs and PMC ids, and the embedder."""
+        the citation checker stored (or fetched) abstracts for PMIDs, DOIs and PMC ids, and the embedder;
+        register the app's Celery tasks, which `pubmed.dispatch` queues by name."""
+        import pubmed.tasks  # noqa: F401
         from evidence.identifier_checks import identifier_checks_register
         from evidence.services.citation_check import cited_source_lookup_register, claim_embedder_register
+        from pubmed.dispatch import study_identifiers_verify_enqueue
         from pubmed.embeddings import embed_cached
         from pubmed.services.citation_sources import abstracts_for_dois, abstracts_for_pmcids, abstracts_for_pmids
 
-        identifier_checks_register(_queue_identifier_checks)
+        identifier_checks_register(study_identifiers_verify_enqueue)
         cited_source_lookup_register(kind="pmid", lookup=abstracts_for_pmids)
         cited_source_lookup_register(kind="doi", lookup=abstracts_for_dois)
         cited_source_lookup_register(kind="pmcid", lookup=abstracts_for_pmcids)

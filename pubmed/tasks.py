@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import structlog
 from celery import shared_task
 from celery.signals import worker_init
+from django.conf import settings
 
 from pubmed.clients import EutilsUnavailable
+from pubmed.embeddings import embedding_device_problem
+from pubmed.services.bulk_load import RecordFileBusy, record_file_load
+from pubmed.services.ingest import abstracts_refresh_stale, esearch_cache_purge, fetch_and_cache, ingestion_run
+from pubmed.services.store import chunks_reembed
+from pubmed.services.verification import study_identifiers_verify
 
 logger = structlog.get_logger(__name__)
 
@@ -20,8 +27,6 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
     When NCBI was unreachable for every query the job is retried later on a worker (backoff
     30 s, 60 s, ... up to 10 min); run eagerly (no broker) it is not, so no request waits minutes.
     """
-    from pubmed.services.ingest import ingestion_run
-
     try:
         ingestion = ingestion_run(ingestion_id=ingestion_id)
     except EutilsUnavailable as exc:
@@ -36,8 +41,6 @@ def fetch_and_cache_task(self: object, ingestion_id: str) -> dict[str, object]:
 @shared_task(acks_late=True, max_retries=3)
 def live_search_task(query: str, max_per_query: int) -> dict[str, object]:
     """Fetch and store what `query` finds: a live search an answer handed over when the NCBI budget was busy."""
-    from pubmed.services.ingest import fetch_and_cache
-
     outcome = fetch_and_cache(queries=[query], max_per_query=max_per_query)
     return {"query": query, "found": outcome.found, "new": outcome.new, "errors": len(outcome.errors)}
 
@@ -51,10 +54,6 @@ def load_abstracts_file_task(
     A worker that dies mid-file has the task redelivered, and the load resumes after the last stored
     batch. A file another process is loading right now is left to it (status "busy").
     """
-    from pathlib import Path
-
-    from pubmed.services.bulk_load import RecordFileBusy, record_file_load
-
     try:
         run = record_file_load(path=Path(path), embed=embed, batch_size=batch_size, restart=restart)
     except RecordFileBusy as exc:
@@ -74,10 +73,6 @@ def load_abstracts_file_task(
 @worker_init.connect
 def refuse_unusable_embedding_device(**_: Any) -> None:
     """Stop a worker at start-up whose EMBEDDING_DEVICE cannot be used, rather than failing every task later."""
-    from django.conf import settings
-
-    from pubmed.embeddings import embedding_device_problem
-
     problem = embedding_device_problem(device=settings.EMBEDDING_DEVICE, backend=settings.EMBEDDING_BACKEND)
     if problem:
         raise SystemExit(f"Refusing to start the worker: {problem}")
@@ -86,10 +81,6 @@ def refuse_unusable_embedding_device(**_: Any) -> None:
 @shared_task(acks_late=True)
 def refresh_stale_abstracts_task() -> dict[str, object]:
     """Fetch the stalest stored abstracts from PubMed again (retractions, corrections); return the outcome."""
-    from django.conf import settings
-
-    from pubmed.services.ingest import abstracts_refresh_stale
-
     outcome = abstracts_refresh_stale(
         older_than_days=settings.REFRESH_ABSTRACTS_AFTER_DAYS, limit=settings.REFRESH_ABSTRACTS_BATCH
     )
@@ -99,24 +90,18 @@ def refresh_stale_abstracts_task() -> dict[str, object]:
 @shared_task(acks_late=True)
 def purge_expired_esearch_cache_task() -> int:
     """Delete esearch answers past their time to live (`NCBI_ESEARCH_CACHE_TTL_SECONDS`); return how many."""
-    from pubmed.services.ingest import esearch_cache_purge
-
     return esearch_cache_purge()
 
 
 @shared_task(acks_late=True)
 def embed_missing_chunks_task() -> int:
     """Embed every chunk stored without a vector for the current model; return how many."""
-    from pubmed.services.store import chunks_reembed
-
     return chunks_reembed()
 
 
 @shared_task(acks_late=True)
 def verify_study_identifiers(*, study_ids: list[int]) -> dict[str, int]:
     """Verify the given library studies' PMIDs against PubMed; return counts per status, retracted, concern."""
-    from pubmed.services.verification import study_identifiers_verify
-
     checks = study_identifiers_verify(study_ids=study_ids)
     counts: dict[str, int] = {}
     for check in checks:

@@ -9,8 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from research.ai_columns import MAX_RUN_ROWS
+from research.dispatch import ai_column_run_enqueue
 from research.models import AIColumn, AIColumnResult, AIColumnRun, AIColumnRunStatus
-from research.tasks import ai_column_run_task
 
 logger = structlog.get_logger(__name__)
 
@@ -19,7 +19,7 @@ NOT_QUEUED_MESSAGE = "The job could not be queued because the task queue is not 
 
 def _enqueue(run_id: str) -> None:
     try:
-        result = ai_column_run_task.delay(run_id)
+        result = ai_column_run_enqueue(run_id=run_id)
     except Exception:  # broker down: say so on the run instead of leaving it pending forever
         logger.exception("ai_column_run_not_queued", run_id=run_id)  # the broker's own error goes to the log
         AIColumnRun.objects.filter(pk=run_id).update(

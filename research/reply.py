@@ -19,8 +19,8 @@ from chat.answer_settings import AnswerSettings, answer_settings
 from chat.generation import Trace, generation_events
 from chat.models import Conversation, Message
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
-from chat.pipeline.support import ClaimRecord, SupportChecker
-from chat.providers import get_provider, json_completer
+from chat.pipeline.support import claim_checker
+from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
 from chat.services.conversations import (
@@ -33,8 +33,8 @@ from chat.services.conversations import (
 )
 from evidence.citations.stream import StreamScrubber
 from evidence.citations.verify import verify_answer
+from evidence.claims.checker import ClaimRecord
 from evidence.concepts import Lexicon
-from evidence.models import Abbreviation
 from evidence.sources import EvidenceSet
 from evidence.vocabulary import Vocabulary, load_vocabulary
 from research.ai_columns import LLM_REQUIRED_MESSAGE
@@ -148,11 +148,10 @@ def _rules_reply(
             names_rows = answer.kind == COMPUTED and bool(verified["references"])
             detail = "The loaded rows cannot answer this" if answer.kind == CANNOT else "Computed from the loaded rows"
         else:
-            checked, claims, claims_removed, identifiers = _support_checked(
-                _checker(evidence, settings, ask_model=False), answer.text
-            )
-            verified = _verified(checked, evidence, repair=settings.repair_max_sources if answer.cites else 0)
-            verified["removed"] = identifiers + verified["removed"]
+            checked = claim_checker(evidence, settings, ask_model=False).check(answer.text)
+            claims, claims_removed = checked.records, checked.claims_removed
+            verified = _verified(checked.text, evidence, repair=settings.repair_max_sources if answer.cites else 0)
+            verified["removed"] = checked.identifiers_removed + verified["removed"]
             badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
             detail = "Extractive answer from the loaded rows"
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
@@ -174,29 +173,6 @@ def _rules_reply(
             **({"error": {"code": "llm_failed", "message": notice, "notice": notice}} if notice else {}),
         },
         context={"intent": kind},
-    )
-
-
-def _support_checked(
-    checker: SupportChecker, text: str
-) -> tuple[str, list[ClaimRecord], list[dict[str, str]], list[dict[str, str]]]:
-    """Return `text` without the statements the rows they cite do not support, the claim records, the
-    removed statements and the unverifiable identifiers that went with them."""
-    checked, records, removals = checker.check(text)
-    claims_removed = [removal for removal in removals if removal["kind"] != "identifier"]
-    identifiers = [{"form": r["form"], "value": r["value"]} for r in removals if r["kind"] == "identifier"]
-    return checked, records, claims_removed, identifiers
-
-
-def _checker(evidence: EvidenceSet, settings: AnswerSettings, *, ask_model: bool) -> SupportChecker:
-    """Return the claim checker; `ask_model`: the configured language model also judges the claims."""
-    return SupportChecker(
-        evidence,
-        threshold=settings.claim_support_threshold,
-        known_names=list(Abbreviation.objects.values_list("term", flat=True)),
-        complete=json_completer(settings)
-        if ask_model and settings.provider != "extractive" and settings.model_claim_check
-        else None,
     )
 
 
@@ -268,7 +244,7 @@ def _llm_reply(
     toolbox = PageToolbox(page=page, pen_key=pen_key)
     vocabulary, lexicon = load_vocabulary(), Lexicon.load()
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
-    checker = _checker(evidence, settings, ask_model=True)
+    checker = claim_checker(evidence, settings)
     request = GenerationRequest(
         question=question,
         system_prompt=build_tray_prompt(
@@ -298,9 +274,10 @@ def _llm_reply(
     payloads = parsed.payloads
     if "trial_details" in page.payload_types:
         payloads = payloads + _trial_details(generation.tool_calls)
-    checked, claims, claims_removed, identifiers = _support_checked(checker, parsed.prose)
-    verified = _verified(checked, evidence, repair=0)
-    verified["removed"] = identifiers + verified["removed"]
+    checked = checker.check(parsed.prose)
+    claims, claims_removed = checked.records, checked.claims_removed
+    verified = _verified(checked.text, evidence, repair=0)
+    verified["removed"] = checked.identifiers_removed + verified["removed"]
     badge = None
     if verified["references"] or not payloads:
         badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)

@@ -9,6 +9,8 @@ from celery import shared_task
 
 from pubmed.clients import EutilsUnavailable
 from research.ai_columns import ai_column_run_execute
+from research.scout.pipeline import scout_run_execute
+from research.scout.runs import scout_run_fail
 
 logger = structlog.get_logger(__name__)
 SCOUT_MAX_RETRIES = 5
@@ -28,9 +30,6 @@ def scout_run_task(self: Any, run_id: str) -> dict[str, Any]:
     When NCBI is unreachable the task is retried on a worker (30 s, 60 s, ... up to 10 min); run eagerly
     (no broker), or once retries are spent, the run is marked failed instead.
     """
-    from research.scout.pipeline import scout_run_execute
-    from research.scout.runs import scout_run_fail
-
     try:
         run = scout_run_execute(run_id=run_id)
     except EutilsUnavailable as exc:

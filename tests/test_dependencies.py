@@ -73,3 +73,107 @@ def test_known_upward_imports_still_exist() -> None:
     for relative, app in KNOWN_UPWARD.items():
         apps = {found for found, _, _ in _imported_apps(ast.parse((BASE_DIR / relative).read_text()))}
         assert app in apps, f"{relative} no longer imports {app}: remove it from KNOWN_UPWARD."
+
+
+# --- No cycles inside an app -----------------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(BASE_DIR).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _project_imports(tree: ast.AST, known: set[str]) -> list[tuple[str, int, bool]]:
+    """Return (module, line, deferred) for each import of one of `known` in `tree`.
+
+    Deferred: inside a function or under `if TYPE_CHECKING:` (not run when the module is imported).
+    `from package import module` counts as importing the module.
+    """
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, deferred: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            targets: list[str] = []
+            if isinstance(child, ast.Import):
+                targets = [alias.name for alias in child.names if alias.name in known]
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                for alias in child.names:
+                    if f"{child.module}.{alias.name}" in known:
+                        targets.append(f"{child.module}.{alias.name}")
+                    elif child.module in known:
+                        targets.append(child.module)
+            found.extend((target, child.lineno, deferred) for target in targets)
+            inner = deferred or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) or (
+                isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+            )
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def _cycle_dodges(sources: dict[str, str]) -> list[str]:
+    """Return "module:line imports target" for each deferred import whose target imports the module back
+    (directly or through other modules, counting deferred imports too): a cycle moved out of sight."""
+    known = set(sources)
+    imports = {name: _project_imports(ast.parse(text), known) for name, text in sources.items()}
+    graph = {name: {target for target, _, _ in found if target != name} for name, found in imports.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, stack = set(), [start]
+        while stack:
+            current = stack.pop()
+            if current == goal:
+                return True
+            if current not in seen:
+                seen.add(current)
+                stack.extend(graph[current])
+        return False
+
+    return [
+        f"{name}:{line} imports {target}"
+        for name, found in imports.items()
+        for target, line, deferred in found
+        if deferred and target != name and reaches(target, name)
+    ]
+
+
+def test_no_import_inside_a_function_hides_a_cycle() -> None:
+    """Services queue jobs through their app's `dispatch` module, steps share types through `state`:
+    nothing imports a module that imports it back, at the top or inside a function."""
+    sources = {_module_name(path): path.read_text() for path in _modules()}
+    assert _cycle_dodges(sources) == []
+
+
+def test_a_cycle_hidden_in_a_function_or_type_check_is_found() -> None:
+    sources = {
+        "app.services": "def run():\n    from app.tasks import job\n",
+        "app.tasks": "from app.services import run\n",
+        "app.state": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app import judge\n",
+        "app.judge": "from app.state import Run\n",
+        "app.lazy": "def heavy():\n    import app.tasks\n",  # no cycle: app.tasks never imports app.lazy
+    }
+    assert _cycle_dodges(sources) == [
+        "app.services:2 imports app.tasks",
+        "app.state:3 imports app.judge",
+    ]
+
+
+@pytest.mark.parametrize("app", ["pubmed", "research"])
+def test_every_task_a_dispatch_module_queues_is_registered(app: str) -> None:
+    """`dispatch` modules name their tasks as strings: a renamed or unregistered task fails here, not in use."""
+    import re
+
+    from config.celery import task_named
+
+    functions = re.findall(r'task_named\(f"\{TASKS\}\.(\w+)"\)', (BASE_DIR / app / "dispatch.py").read_text())
+    assert functions
+    for function in functions:
+        assert task_named(f"{app}.tasks.{function}").name == f"{app}.tasks.{function}"
+
+
+def test_an_unregistered_task_name_is_a_clear_error() -> None:
+    from config.celery import task_named
+
+    with pytest.raises(LookupError, match=r"pubmed\.tasks\.no_such_task"):
+        task_named("pubmed.tasks.no_such_task")

@@ -10,11 +10,10 @@ threshold calibrated on PubMedQA (`benchmarks/answerability.py --calibrate`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from chat.pipeline.state import AnswerRun, TraceStep, plural
+from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
 from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
@@ -37,27 +36,6 @@ REVIEW_TYPES = frozenset(
 )
 SYNTHESIS_TYPES = frozenset({"systematic review", "meta-analysis", "practice guideline", "guideline"})
 LIBRARY_REVIEW_KINDS = frozenset({"guideline", "meta-analysis", "systematic-review"})
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Whether one candidate addresses the question, and why."""
-
-    doc_id: str
-    title: str
-    origin: str
-    semantic: float
-    coverage: float
-    score: float
-    addresses: bool
-    direct: bool
-    synthesis: bool
-    missing: list[str] = field(default_factory=list)
-    gaps: list[str] = field(default_factory=list)
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def is_synthesis(publication_types: Sequence[str]) -> bool:

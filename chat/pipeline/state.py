@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from chat.answer_settings import AnswerSettings
 from chat.providers.base import Generation, ProviderError
 from evidence.citations.verify import VerifiedAnswer
+from evidence.claims.checker import ClaimRecord, SupportChecker
 from evidence.classification import Classification
 from evidence.concepts import Concept, Lexicon
 from evidence.decomposition import SubQuery
@@ -26,9 +27,26 @@ from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.sufficiency import Sufficiency
 from evidence.vocabulary import Vocabulary
 
-if TYPE_CHECKING:
-    from chat.pipeline.judge import Judgement
-    from chat.pipeline.support import ClaimRecord, SupportChecker
+
+@dataclass(frozen=True)
+class Judgement:
+    """Whether one candidate addresses the question, and why."""
+
+    doc_id: str
+    title: str
+    origin: str
+    semantic: float
+    coverage: float
+    score: float
+    addresses: bool
+    direct: bool
+    synthesis: bool
+    missing: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

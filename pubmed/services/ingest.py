@@ -24,7 +24,6 @@ from datetime import timedelta
 from uuid import UUID
 
 import structlog
-from celery import Task
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
@@ -40,6 +39,7 @@ from pubmed.clients import (
     EutilsUnavailable,
     eutils_client,
 )
+from pubmed.dispatch import fetch_and_cache_enqueue, live_search_enqueue
 from pubmed.models import Abstract, AbstractSource, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
 from pubmed.services.verification import study_checks_from_pubmed
@@ -273,11 +273,9 @@ def live_search_defer(*, query: str, max_per_query: int) -> bool:
     """
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return False
-    from pubmed.tasks import live_search_task
-
     # A search still queued after LIVE_SEARCH_TASK_EXPIRES is dropped: its askers are long gone.
     transaction.on_commit(
-        lambda: live_search_task.apply_async((query, max_per_query), expires=LIVE_SEARCH_TASK_EXPIRES)
+        lambda: live_search_enqueue(query=query, max_per_query=max_per_query, expires=LIVE_SEARCH_TASK_EXPIRES)
     )
     return True
 
@@ -316,14 +314,12 @@ def ingestion_create(*, queries: Sequence[str], max_per_query: int = 20, user: U
             created_by=user if isinstance(user, User) else None,
         )
         if enqueue:
-            from pubmed.tasks import fetch_and_cache_task
-
-            transaction.on_commit(lambda: _enqueue(ingestion.pk, fetch_and_cache_task))
+            transaction.on_commit(lambda: _enqueue(ingestion.pk))
     return ingestion
 
 
-def _enqueue(ingestion_id: UUID, task: Task) -> None:
-    result = task.delay(str(ingestion_id))
+def _enqueue(ingestion_id: UUID) -> None:
+    result = fetch_and_cache_enqueue(ingestion_id=str(ingestion_id))
     Ingestion.objects.filter(pk=ingestion_id, task_id="").update(task_id=result.id or "")
 
 

@@ -17,15 +17,28 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 from django.conf import settings
 
 from pubmed.prompts import RERANK_SCHEMA, JsonCompleter, checked_reply, rerank_prompt
 
-if TYPE_CHECKING:
-    from pubmed.services.search import ChunkHit
+
+class Rankable(Protocol):
+    """What a reranker reads of a hit (hybrid search's `ChunkHit`, for one)."""
+
+    @property
+    def pmid(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+ChunkHit = TypeVar("ChunkHit", bound=Rankable)
 
 logger = structlog.get_logger(__name__)
 
@@ -74,7 +87,7 @@ def lexical_rerank(*, query: str, hits: Sequence[ChunkHit], k: int) -> list[Chun
 
 
 @dataclass(frozen=True)
-class RerankOutcome:
+class RerankOutcome(Generic[ChunkHit]):
     """The reranked hits, which reranker ordered them, and why a better one did not (if it did not)."""
 
     hits: list[ChunkHit]
@@ -121,7 +134,7 @@ def cross_encoder_scores(*, query: str, hits: Sequence[ChunkHit], model_path: st
 
 def rerank_hits(
     *, query: str, hits: Sequence[ChunkHit], k: int, complete: JsonCompleter | None = None
-) -> RerankOutcome:
+) -> RerankOutcome[ChunkHit]:
     """Return the k best of `hits` for `query` and the reranker that chose them (see the module docstring)."""
     model_path = str(getattr(settings, "RERANKER_MODEL", "") or "")
     note = ""

@@ -22,6 +22,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from pubmed.embeddings import embed_cached, get_embedder
+from pubmed.services.rerank import rerank_hits
 
 CANDIDATES = 60  # chunks taken from each ranking before fusion
 VECTOR_WEIGHT = 0.7  # share of the normalised cosine similarity in the fused score
@@ -395,7 +396,5 @@ def hybrid_search(
     fused = fuse_scores(vector, text)
     if not rerank:
         return _hits(fused[:k])
-    from pubmed.services.rerank import rerank_hits
-
     candidates = _hits(fused[: max(RERANK_DEPTH, k)])
     return rerank_hits(query=query, hits=candidates, k=k).hits

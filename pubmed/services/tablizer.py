@@ -12,6 +12,7 @@ import structlog
 from django.db import transaction
 
 from pubmed.clients import EutilsUnavailable
+from pubmed.dispatch import embed_missing_chunks_enqueue
 from pubmed.models import Abstract
 from pubmed.selectors import abstracts_by_pmids
 from pubmed.services.ingest import abstracts_ensure, esearch_cached
@@ -48,10 +49,8 @@ class TablizerResult:
 
 def _embed_new_chunks() -> None:
     """Queue embedding of the newly stored chunks; a failure here must not break the page."""
-    from pubmed.tasks import embed_missing_chunks_task
-
     try:
-        embed_missing_chunks_task.delay()
+        embed_missing_chunks_enqueue()
     except Exception as exc:  # the rows are stored; `manage.py reembed` can add the vectors later
         logger.warning("tablizer_embedding_not_queued", error=f"{type(exc).__name__}: {exc}")
 

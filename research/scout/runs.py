@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from config.inputs import json_loads_bounded
 from pubmed.services.expand import DrugProfile, ProfileError
+from research.dispatch import scout_run_enqueue
 from research.models import ScoutRun, ScoutRunStatus
 from research.scout.pipeline import initial_steps
 
@@ -63,10 +64,8 @@ def check_scout_input(*, drug: Any, disease: Any, profile: Any = None, max_pmids
 
 
 def _enqueue(run_id: str) -> None:
-    from research.tasks import scout_run_task
-
     try:
-        result = scout_run_task.delay(run_id)
+        result = scout_run_enqueue(run_id=run_id)
     except Exception as exc:  # broker down: say so on the run instead of leaving it pending forever
         logger.exception("scout_run_not_queued", run_id=run_id)
         # Run eagerly (no broker), a failing run has already recorded its own error: keep that one.

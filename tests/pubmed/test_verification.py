@@ -136,9 +136,9 @@ def test_verification_task_runs_on_a_real_worker_over_redis(celery_worker, eutil
 
 def test_pubmed_app_registers_the_identifier_check_queue_on_start_up():
     from evidence.identifier_checks import identifier_checks_queue
-    from pubmed.apps import _queue_identifier_checks
+    from pubmed.dispatch import study_identifiers_verify_enqueue
 
-    assert identifier_checks_queue() is _queue_identifier_checks
+    assert identifier_checks_queue() is study_identifiers_verify_enqueue
 
 
 @pytest.mark.django_db

@@ -287,7 +287,7 @@ def test_a_job_the_broker_cannot_take_fails_with_a_plain_message(
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     # Only the hand-off to Celery is replaced: the run itself is stored in the real database.
-    monkeypatch.setattr("research.ai_column_runs.ai_column_run_task.delay", broker_down)
+    monkeypatch.setattr("research.tasks.ai_column_run_task.delay", broker_down)
     column = AIColumnFactory(user=user)
     with django_capture_on_commit_callbacks(execute=True):
         run = ai_column_run_start(column=column, item_ids=["NCT04114136"])

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from pubmed.dispatch import load_abstracts_file_enqueue
 from pubmed.models import RecordFileLoad
 from pubmed.parsers import PubmedParseError
 from pubmed.services.bulk_load import (
@@ -140,8 +141,6 @@ class Command(BaseCommand):
         return line
 
     def _enqueue(self, files: list[Path], *, embed: bool, batch_size: int, restart: bool) -> None:
-        from pubmed.tasks import load_abstracts_file_task
-
         if not settings.CELERY_BROKER_URL:
             raise CommandError(
                 "--queue needs CELERY_BROKER_URL (a Redis broker) and a worker consuming the queue "
@@ -149,6 +148,7 @@ class Command(BaseCommand):
                 "without them, run the command without --queue."
             )
         for path in files:
-            result = load_abstracts_file_task.delay(str(path.resolve()), embed=embed, batch_size=batch_size,
-                                                    restart=restart)
+            result = load_abstracts_file_enqueue(
+                path=str(path.resolve()), embed=embed, batch_size=batch_size, restart=restart
+            )
             self.stdout.write(f"{path}: queued as task {result.id} on queue {settings.EMBEDDING_QUEUE!r}.")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.pipeline.support import META
+from evidence.claims.checker import META
 
 
 @pytest.mark.parametrize(
