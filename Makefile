@@ -16,11 +16,17 @@ export TOKENIZERS_PARALLELISM := false
 # Packages mypy checks; `research` joins once the app exists.
 TYPED  := config evidence pubmed trials chat $(if $(wildcard research/__init__.py),research)
 
-.PHONY: run test smoke install lint typecheck format worker worker-embedding browser clean-db help verifier
+# Test processes: pytest-xdist spreads the test files over them (each has its own test database);
+# `auto` is one per core. TEST_WORKERS=0 runs the suite in this process, serially.
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+.PHONY: run test test-fast smoke install lint typecheck format worker worker-embedding browser clean-db help verifier
 
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
-	@echo "make test    install and run the checks (ruff + mypy + pytest)"
+	@echo "make test    install and run the checks (ruff + mypy + pytest, in parallel)"
+	@echo "make test-fast  ruff and the tests without browser, Celery worker or production-stack tests (about 3 min)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
 	@echo "make worker-embedding  a worker for EMBEDDING_QUEUE only, e.g. with EMBEDDING_DEVICE=cuda (README \"Scaling out\")"
 	@echo "make verifier  retrain the claim verifier from ../shared/data (about 50 min on 2 cores)"
@@ -58,7 +64,12 @@ worker-embedding: install
 
 test: install browser typecheck
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
+
+# Quick feedback while working: no Chromium, no Celery worker, no production stack, no mypy.
+test-fast: install
+	$(VENV)/bin/ruff check .
+	$(PYTEST) -m "not browser and not celery" $(PYTEST_ARGS)
 
 # The production stack as real processes (tests/config/test_production_stack.py); `make test` runs it too.
 smoke: install

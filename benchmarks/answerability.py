@@ -1,6 +1,6 @@
 """Answer or abstain on PubMedQA: does the product cite the right abstract, and abstain when it is absent?
 
-Half of the 1,000 PubMedQA abstracts are stored (`pubmed.benchmarking.is_stored`; first sentence as
+Half of the 1,000 PubMedQA abstracts are stored (`benchmarks.common.is_stored`; first sentence as
 title) next to the seeded library. Every question - the 1,000 PubMedQA questions and the clinician
 paraphrases in benchmarks/data/paraphrases.json - goes through the product's own answer service with
 no live search. Reported per split (development / held-out, by PMID):
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import (
+from benchmarks.common import (
     BASE_DIR,
     is_heldout,
     is_stored,

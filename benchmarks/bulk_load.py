@@ -2,7 +2,7 @@
 
 No real baseline file is available offline, so the script writes baseline-format files
 (`pubmed25nNNNN.xml.gz`: gzip, PubmedArticleSet, DOCTYPE, a DeleteCitation at the end) from the recorded
-efetch articles and the PubMedQA abstracts with synthetic PMIDs (`pubmed.benchmarking.write_baseline_file`),
+efetch articles and the PubMedQA abstracts with synthetic PMIDs (`benchmarks.common.write_baseline_file`),
 at each of `--sizes` records. Every load runs in a child process of its own, so its peak RSS (from
 `wait4`) is its own:
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import BASE_DIR, load_summary, setup_django, write_baseline_file
+from benchmarks.common import BASE_DIR, load_summary, setup_django, write_baseline_file
 
 DATABASE = "medcite_bench_bulk"
 

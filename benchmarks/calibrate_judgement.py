@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import (
+from benchmarks.common import (
     BASE_DIR,
     is_heldout,
     is_stored,

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import load_summary, pubmedqa_records, setup_django
+from benchmarks.common import load_summary, pubmedqa_records, setup_django
 
 SYNTHETIC_PMID_START = 90_000_000
 INGEST_DATABASE = "medcite_bench_ingest"

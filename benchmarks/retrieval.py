@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import load_summary, pubmedqa_records, setup_django
+from benchmarks.common import load_summary, pubmedqa_records, setup_django
 
 
 def _metrics(ranked: list[list[str]], gold: list[str]) -> dict[str, float]:

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import SHARED_DATA, load_summary, setup_django
+from benchmarks.common import SHARED_DATA, load_summary, setup_django
 
 PROFILE = {
     "synonyms": ["insulin glargine", "insulin therapy"],

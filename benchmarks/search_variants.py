@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import load_summary, pubmedqa_records, setup_django
+from benchmarks.common import load_summary, pubmedqa_records, setup_django
 
 Ranking = list[tuple[int, str, float]]
 

@@ -28,7 +28,7 @@ removed before the next):
   second (10 with `--ncbi-api-key`). Every `--unstored-every`-th question is one whose abstract is *not*
   stored, drawn from a small pool, so several clinicians ask it: it needs PubMed the first time;
 - `on+load` / `off+load`: the same while `manage.py load_abstracts` loads a `--bulk-records` baseline-format
-  file (pubmed.benchmarking.write_baseline_file) with embedding; answers are asked until the load ends.
+  file (benchmarks.common.write_baseline_file) with embedding; answers are asked until the load ends.
 
 With `--redis URL` the servers share Redis (rate-limit window, locks, cache) and a Celery worker runs (the
 production stack: a live search the NCBI budget cannot serve in time is queued for it). With
@@ -67,7 +67,7 @@ from werkzeug import Request, Response
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pubmed.benchmarking import (
+from benchmarks.common import (
     BASE_DIR,
     is_stored,
     load_summary,
@@ -400,7 +400,7 @@ class FakeNcbi:
     def __init__(self, *, per_second: int) -> None:
         from pytest_httpserver import HTTPServer
 
-        from pubmed.benchmarking import SHARED_DATA
+        from benchmarks.common import SHARED_DATA
         from tests.pubmed.corpus import Corpus, CorpusEutils
 
         corpus = Corpus.build(

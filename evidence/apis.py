@@ -21,11 +21,11 @@ from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import study_search
 from evidence.services.citation_check import (
     CHECK_MAX_CHARS,
-    KINDS,
     STATUSES,
     CitationCheckInputError,
     citations_check,
 )
+from evidence.services.cited_sources import KINDS
 from evidence.services.library import study_create, study_delete, study_update
 
 # Fields an API consumer sees and a curator may write (the output adds ids, links and timestamps).

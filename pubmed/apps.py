@@ -13,7 +13,7 @@ class PubmedConfig(AppConfig):
         register the app's Celery tasks, which `pubmed.dispatch` queues by name."""
         import pubmed.tasks  # noqa: F401
         from evidence.identifier_checks import identifier_checks_register
-        from evidence.services.citation_check import cited_source_lookup_register, claim_embedder_register
+        from evidence.services.cited_sources import cited_source_lookup_register, claim_embedder_register
         from pubmed.dispatch import study_identifiers_verify_enqueue
         from pubmed.embeddings import embed_cached
         from pubmed.services.citation_sources import abstracts_for_dois, abstracts_for_pmcids, abstracts_for_pmids

@@ -17,16 +17,11 @@ GPU; a GPU that cannot be used raises `EmbeddingConfigError` rather than embeddi
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import inspect
 import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +30,8 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 from django.conf import settings
+
+from pubmed.onnx_export import onnx_model_path
 
 logger = structlog.get_logger(__name__)
 
@@ -139,128 +136,6 @@ class TorchEmbedder:
         return _normalise(vectors) if self.spec.normalize else vectors.astype(np.float32)
 
 
-# Bump when the export recipe changes, so cached ONNX files from an older recipe are not reused.
-EXPORT_RECIPE = "eager-attention-v2"
-
-
-def _weights_fingerprint(path: Path) -> str:
-    digest = hashlib.sha256(f"{path}|{EXPORT_RECIPE}".encode())
-    for file in sorted(path.glob("*")):
-        if file.is_file() and file.suffix in {".safetensors", ".bin", ".json", ".txt"}:
-            stat = file.stat()
-            digest.update(f"{file.name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
-    return digest.hexdigest()[:16]
-
-
-def _export_onnx(spec: EmbeddingModelSpec, target: Path) -> None:
-    """Export the transformer (token ids → last hidden state) to ONNX at `target`, atomically."""
-    import torch
-    from transformers import AutoModel
-
-    # Eager attention exports the classic BERT attention pattern, which ONNX Runtime fuses into one
-    # Attention op (and int8 QAttention); the SDPA export is left as many small fp32 ops.
-    model = AutoModel.from_pretrained(str(spec.path), local_files_only=True, attn_implementation="eager")
-    model.eval()
-    names = ["input_ids", "attention_mask"]
-    if "token_type_ids" in inspect.signature(model.forward).parameters:
-        names.append("token_type_ids")
-
-    class _HiddenState(torch.nn.Module):
-        # Keyword arguments: positional order of forward() differs between transformers versions.
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = model
-
-        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
-
-    dummy = tuple(torch.ones((2, 16), dtype=torch.long) for _ in names)
-    axes = {name: {0: "batch", 1: "sequence"} for name in names}
-    axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".onnx", delete=False) as tmp:
-        tmp_path = Path(tmp.name)
-    try:
-        # The tracer's warnings concern branches that are constant for encoder inputs (mask length
-        # equals sequence length); the export is checked against sentence-transformers in tests.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _HiddenState(),
-                dummy,
-                str(tmp_path),
-                input_names=names,
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=17,
-                dynamo=False,
-            )
-        os.replace(tmp_path, target)
-    finally:
-        tmp_path.unlink(missing_ok=True)
-
-
-def optimise_and_quantise(source: Path, target: Path, *, quantise: bool, num_heads: int = 0,
-                           hidden_size: int = 0) -> None:
-    """Fuse attention/LayerNorm/GELU for ONNX Runtime, then (optionally) quantise weights to int8."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers.optimizer import optimize_model
-
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp_dir:
-        optimised = Path(tmp_dir) / "optimised.onnx"
-        try:
-            optimised_model = optimize_model(
-                str(source), model_type="bert", num_heads=num_heads, hidden_size=hidden_size
-            )
-            optimised_model.save_model_to_file(str(optimised))
-        except Exception as exc:  # not every architecture has fusions; the plain graph still works
-            logger.warning("embedding_onnx_optimise_skipped", error=str(exc))
-            optimised = source
-        if quantise:
-            staged = Path(tmp_dir) / "quantised.onnx"
-            # The fused graph uses com.microsoft ops that ONNX shape inference cannot type.
-            quantize_dynamic(
-                str(optimised),
-                str(staged),
-                weight_type=QuantType.QInt8,
-                # Per-channel scales keep cosine similarity to fp32 at ~0.995 (per-tensor: ~0.94).
-                per_channel=True,
-                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-            )
-            os.replace(staged, target)
-        elif optimised != source:
-            os.replace(optimised, target)
-        else:
-            shutil.copyfile(source, target)
-
-
-_EXPORT_LOCK = threading.Lock()
-
-
-def onnx_model_path(spec: EmbeddingModelSpec, *, quantise: bool, cache_dir: Path) -> Path:
-    """Return the cached ONNX file for the model, exporting (and quantising) it on first use."""
-    # Keyed by the weights, not the setting's spelling: a package and its directory share one export.
-    folder = cache_dir / f"{spec.path.name}-{_weights_fingerprint(spec.path)}"
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / ("model-int8-pc.onnx" if quantise else "model-optimised.onnx")
-    with _EXPORT_LOCK:
-        if final.exists():
-            return final
-        raw = folder / "model.onnx"
-        if not raw.exists():
-            logger.info("embedding_onnx_export", model=spec.name, target=str(raw))
-            _export_onnx(spec, raw)
-        config = _read_json(spec.path / "config.json")
-        optimise_and_quantise(
-            raw,
-            final,
-            quantise=quantise,
-            num_heads=int(config.get("num_attention_heads") or 0),
-            hidden_size=int(config.get("hidden_size") or 0),
-        )
-    return final
-
-
 # Most tokens (rows times padded width) in one ONNX Runtime call on the CPU. Activations of a smaller
 # batch stay in the CPU caches: on the 2-core machine 16 passages of ~160 tokens ran ~15 % more
 # passages per CPU-second than 64 (benchmarks/README.md). A GPU wants its batches as large as
@@ -316,7 +191,7 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
-        model_path = onnx_model_path(spec, quantise=quantise, cache_dir=cache_dir)
+        model_path = onnx_model_path(spec.path, name=spec.name, quantise=quantise, cache_dir=cache_dir)
         self.session = ort.InferenceSession(str(model_path), options, providers=_onnx_providers(device))
         if device != "cpu" and "CUDAExecutionProvider" not in self.session.get_providers():
             # ONNX Runtime falls back to the CPU when the CUDA provider cannot start; never do that silently.

@@ -14,6 +14,7 @@ from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, Ingestion, TablizerSnapshot
+from pubmed.vectors import vector_literal
 
 
 def retracted_among(*, pmids: Sequence[str]) -> dict[str, str]:
@@ -117,7 +118,7 @@ def chunk_similarities(*, vector: np.ndarray, pmids: Sequence[str]) -> dict[str,
         return {}
     spec = get_embedder().spec
     dimension = int(spec.dimension)
-    literal = "[" + ",".join(f"{value:.7g}" for value in vector.tolist()) + "]"
+    literal = vector_literal(vector)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.abstract_id, c.ordinal, 1 - ((c.embedding::vector({dimension})) <=> %s::vector({dimension})) "

@@ -13,7 +13,8 @@ from django.conf import settings
 from pubmed.clients import EutilsUnavailable
 from pubmed.embeddings import embedding_device_problem
 from pubmed.services.bulk_load import RecordFileBusy, record_file_load
-from pubmed.services.ingest import abstracts_refresh_stale, esearch_cache_purge, fetch_and_cache, ingestion_run
+from pubmed.services.ingest import esearch_cache_purge, fetch_and_cache, ingestion_run
+from pubmed.services.refresh import abstracts_refresh_stale
 from pubmed.services.store import chunks_reembed
 from pubmed.services.verification import study_identifiers_verify
 

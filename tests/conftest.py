@@ -179,3 +179,14 @@ def celery_worker(redis_url: str, transactional_db: None) -> Iterator[object]:
     finally:
         app.conf.update(**saved)
         _reset_broker_pool(app)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that starts Chromium `browser` and every test that starts a Celery worker `celery`,
+    whether or not its module says so, so `make test-fast` (-m "not browser and not celery") leaves them out."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "browser" in fixtures and item.get_closest_marker("browser") is None:
+            item.add_marker(pytest.mark.browser)
+        if {"celery_worker", "production_stack"} & set(fixtures) and item.get_closest_marker("celery") is None:
+            item.add_marker(pytest.mark.celery)

@@ -63,7 +63,7 @@ def export_onnx(source: Path, target_dir: Path) -> Path:
 
 
 def export_verifier(source: Path, shipped: Path, *, max_length: int) -> None:
-    from pubmed.embeddings import optimise_and_quantise
+    from pubmed.onnx_export import optimise_and_quantise
 
     if not (source / "head.pt").exists():
         raise SystemExit(f"{source} is missing: run `python -m training.verifier finetune` first")

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from evidence.services.citation_check import CitedSource, cited_passage
+from evidence.services.cited_sources import CitedSource, cited_passage
 from trials.models import Trial
 from trials.rendering import trial_text
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
@@ -44,6 +44,22 @@ def _demo_password(path: Path) -> str:
     return password
 
 
+# What a curator may do (as migration evidence/0002 first granted): edit the library's studies and
+# guidance, and read the identifier checks.
+CURATOR_PERMISSIONS = [
+    f"{action}_{model}" for model in ("study", "guidanceitem") for action in ("add", "change", "delete", "view")
+] + ["view_identifiercheck"]
+
+
+def curator_group() -> Group:
+    """Return the `curator` group with its permissions; re-created if it was deleted since the migration."""
+    group, _ = Group.objects.get_or_create(name=CURATOR_GROUP)
+    group.permissions.add(
+        *Permission.objects.filter(content_type__app_label="evidence", codename__in=CURATOR_PERMISSIONS)
+    )
+    return group
+
+
 @transaction.atomic
 def demo_user_ensure() -> DemoCredentials:
     """Create (or reset) the demo curator and return its credentials.
@@ -67,5 +83,5 @@ def demo_user_ensure() -> DemoCredentials:
     user.is_superuser = False
     user.set_password(password)
     user.save()
-    user.groups.add(Group.objects.get(name=CURATOR_GROUP))
+    user.groups.add(curator_group())
     return DemoCredentials(username=DEMO_USERNAME, password=password, created=created)

@@ -7,28 +7,23 @@ judged against that text. A sentence that cites nothing is reported as `no_citat
 attaching it to its paragraph's identifiers would judge it against sources its author may never have
 meant, and a wrong "not supported" is worse than an honest "no citation".
 
-The library's studies are read here. Stored PubMed abstracts (fetched from PubMed when missing) and
-cached ClinicalTrials.gov records belong to apps above this one (imports run research → chat →
-pubmed / trials → evidence), so those apps register their lookups, and PubMed its embedder, from
-`AppConfig.ready()` — as `evidence.identifier_checks` does for the admin's identifier check.
+Identifiers are resolved to stored text by `evidence.services.cited_sources` (the library, and the
+stores other apps register).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
-from django.core.exceptions import ImproperlyConfigured, ValidationError
-from django.db.models import Q
+from django.core.exceptions import ValidationError
 
 from config.inputs import check_no_nul
 from evidence import identifiers
 from evidence.citations.parse import Mention, extract_mentions, malformed_identifiers, strip_invisible
 from evidence.claims import (
     ClaimVerdict,
-    Embed,
     PassageCache,
     PassageText,
     judge_claim,
@@ -38,12 +33,19 @@ from evidence.claims import (
 )
 from evidence.claims.judge import CONTRADICTED, NOT_ENOUGH_INFO, SUPPORTED
 from evidence.claims.splitting import plain_text
-from evidence.models import Study
+from evidence.services.cited_sources import (
+    KINDS,
+    Resolution,
+    cited_sources_resolve,
+    claim_embedder,
+    identifier_key,
+    identifier_label,
+    identifier_url,
+)
 from evidence.sources import EvidenceSet
 
 CHECK_MAX_CHARS = 20_000
 CHECK_MAX_IDENTIFIERS = 100
-KINDS = ("pmid", "doi", "nct", "pmcid")
 
 STATUS_SUPPORTED = "supported"
 STATUS_CONTRADICTED = "contradicted"
@@ -72,7 +74,6 @@ _STATUS_OF_VERDICT = {
     CONTRADICTED: STATUS_CONTRADICTED,
     NOT_ENOUGH_INFO: STATUS_NOT_SUPPORTED,
 }
-_LABELS = {"pmid": "PMID", "doi": "DOI", "nct": "", "pmcid": ""}
 _WHERE = {
     "pmid": "in PubMed or the library",
     "doi": "among the stored PubMed abstracts or the library",
@@ -87,73 +88,6 @@ class CitationCheckInputError(ValueError):
     def __init__(self, message: str, *, code: str, status: int = 400) -> None:
         super().__init__(message)
         self.message, self.code, self.status = message, code, status
-
-
-class CitationSourceUnavailable(Exception):
-    """A store that resolves identifiers could not be asked (PubMed unreachable); worth trying again later."""
-
-
-@dataclass(frozen=True)
-class CitedSource:
-    """The stored text of one cited identifier, as passages to judge sentences against."""
-
-    title: str
-    passages: tuple[PassageText, ...]
-    retracted: bool = False
-
-
-# A lookup takes comparison keys of one kind (see `identifier_key`) and returns those it found.
-SourceLookup = Callable[[Sequence[str]], dict[str, CitedSource]]
-_lookups: dict[str, dict[str, SourceLookup]] = {}
-_embedders: dict[str, Embed] = {}
-
-
-def cited_source_lookup_register(*, kind: str, lookup: SourceLookup) -> None:
-    """Make `lookup` one of the stores that resolve identifiers of `kind` (pmid, doi, nct, pmcid).
-
-    Registering the same function again replaces it, so a repeated `ready()` adds nothing.
-    """
-    if kind not in KINDS:
-        raise ValueError(f"Unknown identifier kind {kind!r}; use one of {', '.join(KINDS)}.")
-    _lookups.setdefault(kind, {})[f"{lookup.__module__}.{lookup.__qualname__}"] = lookup
-
-
-def claim_embedder_register(embed: Embed) -> None:
-    """Make `embed` (texts → unit vectors) the embedder the citation checker gives `judge_claim`."""
-    _embedders["default"] = embed
-
-
-def claim_embedder() -> Embed:
-    """Return the registered embedder, or raise ImproperlyConfigured when no installed app provides one."""
-    try:
-        return _embedders["default"]
-    except KeyError:
-        raise ImproperlyConfigured(
-            "No claim embedder is registered: the pubmed app registers one on start-up; add it to INSTALLED_APPS."
-        ) from None
-
-
-def identifier_key(kind: str, value: str) -> str:
-    """Return the comparison key of an identifier: DOIs in lower case, NCT and PMC ids in upper case."""
-    if kind == "doi":
-        return identifiers.doi_key(value)
-    return value.strip().upper() if kind in {"nct", "pmcid"} else value.strip()
-
-
-def identifier_label(kind: str, key: str) -> str:
-    """Return how a reader writes the identifier: "PMID 22663011", "DOI 10.1056/…", "NCT01234567", "PMC123"."""
-    prefix = _LABELS[kind]
-    return f"{prefix} {key}" if prefix else key
-
-
-def identifier_url(kind: str, key: str) -> str:
-    """Return the direct link of an identifier (PubMed, doi.org, ClinicalTrials.gov, PubMed Central)."""
-    return {
-        "pmid": identifiers.pubmed_url,
-        "doi": identifiers.doi_url,
-        "nct": identifiers.ctgov_url,
-        "pmcid": identifiers.pmc_url,
-    }[kind](key)
 
 
 @dataclass(frozen=True)
@@ -219,14 +153,6 @@ class CitationCheck:
     def summary(self) -> list[tuple[str, str, int]]:
         """Return (status, label, count) for each status some sentence has, in `STATUSES` order."""
         return [(status, STATUS_LABELS[status], count) for status, count in self.counts.items() if count]
-
-
-@dataclass
-class Resolution:
-    """What the stores returned for a set of identifiers: found sources, and keys nobody could be asked about."""
-
-    found: dict[tuple[str, str], CitedSource] = field(default_factory=dict)
-    unavailable: set[tuple[str, str]] = field(default_factory=set)
 
 
 # --- Identifiers in text ------------------------------------------------------------------------
@@ -309,67 +235,6 @@ def check_citation_text(text: str) -> str:
             code="too_many_identifiers",
         )
     return text
-
-
-# --- Resolving identifiers to stored text -------------------------------------------------------
-
-
-def cited_passage(*, kind: str, key: str, chunk_id: str, text: str) -> PassageText:
-    """Return a passage of the source cited as (kind, key); quotes from it are labelled with that identifier."""
-    return PassageText(doc_id=f"{kind}:{key}", chunk_id=chunk_id, text=text)
-
-
-def _library_sources(kind: str, keys: Sequence[str]) -> dict[str, CitedSource]:
-    """Return library studies carrying these identifiers, their key finding as the citable text."""
-    field_name = {"pmid": "pmid", "doi": "doi", "nct": "nct_number", "pmcid": "pmcid"}[kind]
-    query = Q()
-    for key in keys:
-        query |= Q(**{f"{field_name}__iexact": key})
-    found: dict[str, CitedSource] = {}
-    for study in Study.objects.filter(query):
-        key = identifier_key(kind, getattr(study, field_name))
-        text = "\n".join(part for part in (study.title, study.key_finding) if part)
-        passage = cited_passage(kind=kind, key=key, chunk_id="key_finding", text=text)
-        found[key] = CitedSource(title=study.title or study.study_name, passages=(passage,))
-    return found
-
-
-def _merged(first: CitedSource | None, second: CitedSource) -> CitedSource:
-    if first is None:
-        return second
-    return CitedSource(
-        title=first.title or second.title,
-        passages=first.passages + second.passages,
-        retracted=first.retracted or second.retracted,
-    )
-
-
-def cited_sources_resolve(*, keys: Iterable[tuple[str, str]]) -> Resolution:
-    """Return the stored text of each (kind, key): from the library and every registered store.
-
-    A registered store may fetch what it lacks (stored PubMed abstracts fetch missing PMIDs, so the
-    next check works offline). A key a failing store could not settle and no other store found is
-    `unavailable`; a key no store found is simply absent.
-    """
-    wanted: dict[str, list[str]] = {}
-    for kind, key in dict.fromkeys(keys):
-        wanted.setdefault(kind, []).append(key)
-    resolution = Resolution()
-    for kind, kind_keys in wanted.items():
-        failed = False
-        lookups: list[SourceLookup] = [partial(_library_sources, kind)]
-        lookups += list(_lookups.get(kind, {}).values())
-        for lookup in lookups:
-            try:
-                found = lookup(kind_keys)
-            except CitationSourceUnavailable:
-                failed = True
-                continue
-            for key, source in found.items():
-                resolution.found[(kind, key)] = _merged(resolution.found.get((kind, key)), source)
-        if failed:
-            resolution.unavailable |= {(kind, key) for key in kind_keys if (kind, key) not in resolution.found}
-    return resolution
 
 
 # --- Judging --------------------------------------------------------------------------------------

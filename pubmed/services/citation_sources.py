@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import Q
 
-from evidence.services.citation_check import (
+from evidence.services.cited_sources import (
     CitationSourceUnavailable,
     CitedSource,
     cited_passage,

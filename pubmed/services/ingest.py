@@ -7,9 +7,9 @@ rerun only fetches the rest.
 What one user's search brought in serves every later user: esearch answers are cached in the
 database for `NCBI_ESEARCH_CACHE_TTL_SECONDS` (keyed by the normalised query, so wordings that differ
 only in spacing or letter case share an entry), and an abstract in the store is never fetched again
-(`abstracts_refresh` is the one way to re-read a stored record). Identical searches running at the
-same moment coalesce (`pubmed.singleflight`): the first spends the NCBI budget, the others wait for
-it and then find its results in the cache and the store.
+(`pubmed.services.refresh.abstracts_refresh` is the one way to re-read a stored record). Identical
+searches running at the same moment coalesce (`pubmed.singleflight`): the first spends the NCBI budget,
+the others wait for it and then find its results in the cache and the store.
 """
 
 from __future__ import annotations
@@ -40,9 +40,8 @@ from pubmed.clients import (
     eutils_client,
 )
 from pubmed.dispatch import fetch_and_cache_enqueue, live_search_enqueue
-from pubmed.models import Abstract, AbstractSource, EsearchCacheEntry, Ingestion, IngestionStatus
+from pubmed.models import Abstract, EsearchCacheEntry, Ingestion, IngestionStatus
 from pubmed.services.store import abstracts_upsert
-from pubmed.services.verification import study_checks_from_pubmed
 from pubmed.singleflight import flight_key, single_flight
 
 logger = structlog.get_logger(__name__)
@@ -157,7 +156,7 @@ def check_queries(*, queries: Sequence[str], max_per_query: int) -> list[str]:
     return cleaned
 
 
-def _store_batch(client: EutilsClient, batch: list[str], *, embed: bool) -> tuple[set[str], int]:
+def store_batch(client: EutilsClient, batch: list[str], *, embed: bool) -> tuple[set[str], int]:
     records = client.efetch(batch)
     wanted = set(batch)
     records = [record for record in records if record.pmid in wanted]
@@ -232,7 +231,7 @@ def _fetch_and_cache(
     for start in range(0, len(missing), EFETCH_BATCH_SIZE):
         batch = missing[start:start + EFETCH_BATCH_SIZE]
         try:
-            got, batch_embedded = _store_batch(client, batch, embed=embed)
+            got, batch_embedded = store_batch(client, batch, embed=embed)
         except EutilsError as exc:
             errors.append(f"efetch {len(batch)} PMID(s) from {batch[0]}: {exc}")
             unavailable_errors += isinstance(exc, EutilsUnavailable)
@@ -295,7 +294,7 @@ def abstracts_ensure(*, pmids: Sequence[str], embed: bool = True, client: Eutils
     if missing:
         client = client or eutils_client()
         for start in range(0, len(missing), EFETCH_BATCH_SIZE):
-            _store_batch(client, missing[start:start + EFETCH_BATCH_SIZE], embed=embed)
+            store_batch(client, missing[start:start + EFETCH_BATCH_SIZE], embed=embed)
     by_pmid = Abstract.objects.in_bulk(wanted)
     return [by_pmid[pmid] for pmid in wanted if pmid in by_pmid]
 
@@ -373,87 +372,3 @@ def ingestion_run(*, ingestion_id: str, progress: Progress | None = None) -> Ing
     if status == IngestionStatus.FAILED and outcome.unavailable:
         raise EutilsUnavailable("; ".join(outcome.errors))
     return ingestion
-
-
-# --- Refreshing stored records --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RefreshOutcome:
-    refreshed: int
-    retracted: list[str]  # PMIDs that are retracted after the refresh
-    newly_retracted: list[str]  # ... and were not marked retracted before it
-    missing: list[str]  # PMIDs NCBI returned no record for
-    errors: list[str] = field(default_factory=list)
-
-
-def abstracts_refresh(
-    *,
-    pmids: Sequence[str],
-    embed: bool = True,
-    progress: Progress | None = None,
-    client: EutilsClient | None = None,
-) -> RefreshOutcome:
-    """Fetch stored PMIDs from PubMed again and update them: publication types, retractions, level.
-
-    PubMed adds "Retracted Publication" and the RetractionIn link to a record long after it was first
-    stored, and `fetch_and_cache` never fetches a stored PMID twice; this is how such news arrives.
-    Unchanged text keeps its chunks and vectors. A failing batch is reported and the rest continue.
-    Library studies with a refreshed PMID get a new identifier check, so the admin flags retractions.
-    """
-    wanted = [pmid for pmid in dict.fromkeys(pmids) if is_pmid(pmid)]
-    before = set(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
-    client = client or eutils_client()
-    refreshed: set[str] = set()
-    missing: list[str] = []
-    errors: list[str] = []
-    for start in range(0, len(wanted), EFETCH_BATCH_SIZE):
-        batch = wanted[start:start + EFETCH_BATCH_SIZE]
-        try:
-            got, _ = _store_batch(client, batch, embed=embed)
-        except EutilsError as exc:
-            errors.append(f"efetch {len(batch)} PMID(s) from {batch[0]}: {exc}")
-        else:
-            refreshed |= got
-            missing.extend(pmid for pmid in batch if pmid not in got)
-        if progress:
-            progress(min(start + len(batch), len(wanted)), len(wanted))
-    retracted = sorted(Abstract.objects.filter(pmid__in=wanted, is_retracted=True).values_list("pmid", flat=True))
-    study_checks_from_pubmed(
-        records={
-            abstract.pmid: (abstract.title, abstract.publication_types, abstract.corrections)
-            for abstract in Abstract.objects.filter(pmid__in=sorted(refreshed)).only(
-                "pmid", "title", "publication_types", "corrections"
-            )
-        },
-        source="refresh_abstracts (PubMed efetch)",
-    )
-    outcome = RefreshOutcome(
-        refreshed=len(refreshed),
-        retracted=retracted,
-        newly_retracted=[pmid for pmid in retracted if pmid not in before],
-        missing=missing,
-        errors=errors,
-    )
-    logger.info("abstracts_refreshed", refreshed=outcome.refreshed, newly_retracted=outcome.newly_retracted,
-                missing=len(missing), errors=len(errors))
-    return outcome
-
-
-def abstracts_refresh_stale(
-    *, older_than_days: int, limit: int, client: EutilsClient | None = None
-) -> RefreshOutcome:
-    """Refresh up to `limit` stored abstracts fetched more than `older_than_days` ago, the stalest first.
-
-    Records loaded from JSONL files are left alone: their text is the file's, not PubMed's. Each run
-    moves the refreshed records to the back of the queue (their fetch time is now), so a daily run
-    goes round the whole store.
-    """
-    cutoff = timezone.now() - timedelta(days=older_than_days)
-    pmids = list(
-        Abstract.objects.filter(fetched_at__lt=cutoff)
-        .exclude(source=AbstractSource.JSONL_FILE)
-        .order_by("fetched_at", "pmid")
-        .values_list("pmid", flat=True)[: max(limit, 0)]
-    )
-    return abstracts_refresh(pmids=pmids, client=client)

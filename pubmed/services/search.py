@@ -23,6 +23,7 @@ from django.db import connection, transaction
 
 from pubmed.embeddings import embed_cached, get_embedder
 from pubmed.services.rerank import rerank_hits
+from pubmed.vectors import vector_literal
 
 CANDIDATES = 60  # chunks taken from each ranking before fusion
 VECTOR_WEIGHT = 0.7  # share of the normalised cosine similarity in the fused score
@@ -108,10 +109,6 @@ def therapeutic_query(*, drug: str, disease: str) -> str:
     return THERAPEUTIC_FRAMING.format(drug=drug.strip(), disease=disease.strip())
 
 
-def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{value:.7g}" for value in vector.tolist()) + "]"
-
-
 def vector_ranking(
     *, query: str, limit: int, filters: SearchFilters | None = None, query_vector: np.ndarray | None = None
 ) -> list[tuple[int, str, float]]:
@@ -121,7 +118,7 @@ def vector_ranking(
     """
     embedder = get_embedder()
     dimension = int(embedder.spec.dimension)
-    literal = _vector_literal(embed_cached([query])[0] if query_vector is None else query_vector)
+    literal = vector_literal(embed_cached([query])[0] if query_vector is None else query_vector)
     condition, params = (filters or SearchFilters()).sql()
     # Join the abstracts only to filter: the plain query is a pure HNSW index scan.
     join = "JOIN pubmed_abstract a ON a.pmid = c.abstract_id" if condition != "TRUE" else ""

@@ -2,71 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.browser.pages import QUESTION, log_in
 from tests.chat.conftest import FAKE_KEY
 from tests.chat.fakes import Reply, Text
-from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-QUESTION = "Should a patient with atrial fibrillation and stage 4 chronic kidney disease receive oral anticoagulation?"
-PASSWORD = "correct horse battery"
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    """Chromium; request it last: once Playwright's event loop runs in this thread, asgiref gives ORM
-    calls made here a connection of their own that nobody closes, so create database rows first."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; Django's ORM calls here are still synchronous.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def clinician(db):
-    return UserFactory(username="dr-browser")
-
-
-@pytest.fixture
-def seeded(transactional_db) -> None:
-    from evidence.services.seed import evidence_seed
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
-    # As `seed_evidence` (and so `make run`) does: the library and the vocabulary it is judged with.
-    evidence_seed()
-    vocabulary_seed()
-
-
-def log_in(page, base_url: str) -> None:
-    page.goto(f"{base_url}/chat/")
-    assert "/accounts/login/" in page.url
-    page.get_by_label("Username").fill("dr-browser")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{base_url}/chat/")
-
 
 def test_ask_watch_the_answer_stream_and_follow_a_reference(
     live_server, clinician, seeded, fake_anthropic, settings, browser

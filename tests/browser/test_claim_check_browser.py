@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pubmed.models import Abstract
-from tests.browser.test_research_tablizer import browser, session_cookie  # noqa: F401  (fixtures)
 from tests.evidence.checker import (
     NOT_FOUND,
     QUOTED,

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import rispy
 
-from tests.browser.test_research_tablizer import browser, session_cookie  # noqa: F401  (fixtures)
 from tests.chat.conftest import (  # noqa: F401  (fixtures)
     _eutils_server,
     esearch_for,

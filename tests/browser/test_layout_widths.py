@@ -10,7 +10,7 @@ import pytest
 from chat.models import Message, MessageRole
 from chat.services.conversations import conversation_create
 from evidence.models import Study
-from tests.browser.test_chat_browser import PASSWORD, browser, clinician, log_in, seeded  # noqa: F401
+from tests.browser.pages import PASSWORD, log_in
 from tests.chat.test_reference_links import REFERENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -27,14 +27,14 @@ def screenshot_size(page, path: Path) -> tuple[int, int]:
     return width, height
 
 
-def open_page(browser, viewport: dict[str, int], url: str):  # noqa: F811
+def open_page(browser, viewport: dict[str, int], url: str):
     page = browser.new_page(viewport=viewport)
     page.set_default_timeout(15000)
     page.goto(url)
     return page
 
 
-def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser, tmp_path) -> None:  # noqa: F811
+def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser, tmp_path) -> None:
     rows = min(Study.objects.count(), 25)
     page = open_page(browser, LAPTOP, f"{live_server.url}/library/")
     assert page.locator("table.library-table tbody tr").count() == rows
@@ -51,7 +51,7 @@ def test_library_list_is_readable_on_a_laptop(live_server, seeded, browser, tmp_
     page.close()
 
 
-def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, browser, tmp_path) -> None:  # noqa: F811
+def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, browser, tmp_path) -> None:
     page = open_page(browser, PHONE, f"{live_server.url}/library/")
     assert page.evaluate(NO_SIDEWAYS_SCROLL), page.evaluate("document.documentElement.scrollWidth")
     first = page.locator("table.library-table tbody tr").first
@@ -72,7 +72,7 @@ def test_library_list_is_one_column_of_cards_on_a_phone(live_server, seeded, bro
 
 
 def test_chat_on_a_phone_shows_the_question_box_and_answer_before_the_conversation_list(
-    live_server, clinician, browser, tmp_path  # noqa: F811
+    live_server, clinician, browser, tmp_path
 ) -> None:
     clinician.set_password(PASSWORD)
     clinician.save()

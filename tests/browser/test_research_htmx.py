@@ -13,14 +13,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from tests.browser.test_research_tablizer import PMIDS, QUERY
-from tests.browser.test_research_trialscout import (  # noqa: F401
-    ask_in_tray,
-    browser,
-    logged_in_page,
-    researcher,
-    session_cookie,
-)
+from tests.browser.pages import PMIDS, QUERY, ask_in_tray, logged_in_page
 from tests.chat.conftest import _eutils_server, _llm_server, esearch_for, eutils, eutils_recording  # noqa: F401
 from tests.research.conftest import abstracts, esearch_serving, melanoma_search, research_llm  # noqa: F401
 from tests.research.fakes import record_id
@@ -52,9 +45,9 @@ def phelan_pages(ctgov: HTTPServer, recording: Callable[[str], bytes], settings)
 
 def test_trialscout_load_more_appends_the_next_rows_in_place(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     phelan_pages,
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     page = logged_in_page(browser, live_server, session_cookie)
     page.goto(f"{live_server.url}/trialscout/?condition=Phelan-McDermid+Syndrome")
@@ -89,10 +82,10 @@ def test_trialscout_load_more_appends_the_next_rows_in_place(
 
 def test_tablizer_load_more_shows_the_longer_table_in_place(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     abstracts,  # noqa: F811
     esearch_serving,  # noqa: F811
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     esearch_serving(PMIDS)
     page = logged_in_page(browser, live_server, session_cookie)
@@ -117,7 +110,7 @@ def test_tablizer_load_more_shows_the_longer_table_in_place(
 
 
 @pytest.fixture
-def card_message(researcher):  # noqa: F811
+def card_message(researcher):
     """A tray reply with one pending trial-search card (made before the browser starts: no ORM in its thread)."""
     return suggestion_message(researcher, ("trial_search_suggestion", TRIAL_SEARCH))
 
@@ -125,9 +118,9 @@ def card_message(researcher):  # noqa: F811
 def test_dismiss_updates_the_card_in_place_and_a_stale_tab_is_told_why_not(
     live_server,
     card_message,
-    session_cookie,  # noqa: F811
+    session_cookie,
     melanoma_search,  # noqa: F811
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     message = card_message
     url = f"{live_server.url}/trialscout/?condition=melanoma&conversation={message.conversation_id}"
@@ -164,12 +157,12 @@ def test_dismiss_updates_the_card_in_place_and_a_stale_tab_is_told_why_not(
 @pytest.mark.celery
 def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     abstracts,  # noqa: F811
     esearch_serving,  # noqa: F811
     research_llm,  # noqa: F811
     celery_worker,
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     esearch_serving(PMIDS)
     gate = threading.Event()
@@ -220,9 +213,9 @@ def test_ai_column_poll_fills_cells_and_reports_a_failed_row(
 
 def test_a_card_streamed_into_the_tray_is_dismissed_in_place(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     melanoma_search,  # noqa: F811
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     page = logged_in_page(browser, live_server, session_cookie)
     page.goto(f"{live_server.url}/trialscout/")

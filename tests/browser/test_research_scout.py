@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from django.conf import settings as django_settings
-from django.test import Client
 
-from tests.factories import UserFactory
 from tests.pubmed.conftest import (  # noqa: F401  (fixtures)
     corpus,
     corpus_eutils,
@@ -22,28 +16,6 @@ from tests.pubmed.conftest import (  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-@pytest.fixture
-def session_cookie(transactional_db: None) -> str:
-    client = Client()
-    client.force_login(UserFactory(username="dr-scout"))
-    return client.cookies[django_settings.SESSION_COOKIE_NAME].value
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    """Chromium; request it last (after database rows), as the other browser tests do."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
-    from playwright.sync_api import sync_playwright
-
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def test_a_scout_started_from_the_page_shows_progress_then_findings_citing_the_five(

@@ -7,16 +7,12 @@ progress bar (evaluated by a real Celery worker) finish, and filter the table by
 from __future__ import annotations
 
 import json
-import os
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.test import Client
 
-from tests.browser.test_research_trialscout import ask_in_tray
+from tests.browser.pages import PMIDS, QUERY, ask_in_tray
 from tests.chat.conftest import (  # noqa: F401  (fixtures)
     _eutils_server,
     _llm_server,
@@ -25,37 +21,13 @@ from tests.chat.conftest import (  # noqa: F401  (fixtures)
     eutils_recording,
 )
 from tests.chat.fakes import Reply, Text
-from tests.factories import UserFactory
 from tests.research.conftest import abstracts, esearch_serving, research_llm  # noqa: F401  (fixtures)
 from tests.research.fakes import record_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = Path("/usr/bin/chromium")
-PMIDS = ["35123456", "22663011", "28775130", "31978945", "27797938"]
 HUMAN = {"35123456", "22663011"}
-QUERY = '"PTEN"[tiab] AND mutation[tiab]'
 
-
-@pytest.fixture
-def session_cookie(transactional_db) -> str:
-    """Log a researcher in before the browser starts (no ORM calls in Playwright's thread)."""
-    client = Client()
-    client.force_login(UserFactory(username="dr-tablizer"))
-    return client.cookies[django_settings.SESSION_COOKIE_NAME].value
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
-    from playwright.sync_api import sync_playwright
-
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def test_query_card_then_ai_column_with_live_progress_and_filter(

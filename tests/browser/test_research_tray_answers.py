@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_research_trialscout import (  # noqa: F401
-    ask_in_tray,
-    browser,
-    logged_in_page,
-    researcher,
-    session_cookie,
-)
+from tests.browser.pages import ask_in_tray, logged_in_page
 from tests.research.conftest import MELANOMA_NCTS, melanoma_search  # noqa: F401  (fixtures)
 from tests.trials.conftest import _ctgov_server, _no_real_ctgov, ctgov, ctgov_dir, recording  # noqa: F401
 
@@ -27,9 +21,9 @@ def ask(page, question: str, turn: int):
 
 def test_a_count_question_is_answered_as_a_list_of_the_rows_with_its_badge(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     melanoma_search,  # noqa: F811
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     page = logged_in_page(browser, live_server, session_cookie)
     page.goto(f"{live_server.url}/trialscout/?condition=melanoma&status=RECRUITING")
@@ -70,9 +64,9 @@ NEWEST_REPLY_IN_VIEW = """() => {
 
 def test_each_reply_is_scrolled_into_view_and_focused_never_the_page_body(
     live_server,
-    session_cookie,  # noqa: F811
+    session_cookie,
     melanoma_search,  # noqa: F811
-    browser,  # noqa: F811
+    browser,
 ) -> None:
     page = logged_in_page(browser, live_server, session_cookie)
     page.set_viewport_size({"width": 1280, "height": 560})  # a short tray: the thread must scroll

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from django.conf import settings as django_settings
-from django.test import Client
 
-from evidence.models import Tag
-from tests.factories import UserFactory
+from tests.browser.pages import ask_in_tray, logged_in_page
 from tests.research.conftest import (  # noqa: F401  (fixtures)
     MELANOMA_NCTS,
     melanoma_search,
@@ -19,53 +12,6 @@ from tests.research.conftest import (  # noqa: F401  (fixtures)
 from tests.trials.conftest import _ctgov_server, _no_real_ctgov, ctgov, ctgov_dir, recording  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-@pytest.fixture
-def researcher(transactional_db):
-    Tag.objects.create(
-        code="melanoma", kind="disease", label="melanoma", synonyms=["melanoma"], mesh_terms=["Melanoma"]
-    )
-    return UserFactory(username="dr-scout")
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    """Chromium; request it last (after database rows), as in tests/browser/test_chat_browser.py."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (make browser)")
-    from playwright.sync_api import sync_playwright
-
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def session_cookie(researcher) -> str:
-    """Log the researcher in (before the browser starts: no ORM calls in Playwright's thread) and return the cookie."""
-    client = Client()
-    client.force_login(researcher)
-    return client.cookies[django_settings.SESSION_COOKIE_NAME].value
-
-
-def logged_in_page(browser, live_server, cookie: str):
-    context = browser.new_context()
-    context.add_cookies([{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
-    page = context.new_page()
-    page.set_default_timeout(10000)
-    return page
-
-
-def ask_in_tray(page, question: str) -> None:
-    """Type a question into the page's chat tray and send it."""
-    page.get_by_label("Your question").fill(question)
-    page.get_by_role("button", name="Ask", exact=True).click()
-
 
 def test_accepting_a_trial_search_card_fills_the_form_and_shows_results(
     live_server,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_chat_browser import QUESTION, browser, clinician, log_in, seeded  # noqa: F401
+from tests.browser.pages import QUESTION, log_in
 from tests.chat.conftest import _eutils_server, esearch_for, eutils, eutils_recording  # noqa: F401
 from tests.research.conftest import abstracts, esearch_serving  # noqa: F401
 
@@ -27,7 +27,7 @@ def colchicine_search(abstracts, esearch_serving):  # noqa: F811
 
 
 def test_tablizer_and_abstract_page_show_retracted_and_level_badges(
-    live_server, clinician, colchicine_search, browser  # noqa: F811
+    live_server, clinician, colchicine_search, browser
 ) -> None:
     page = browser.new_page()
     page.set_default_timeout(15000)
@@ -57,7 +57,7 @@ def test_tablizer_and_abstract_page_show_retracted_and_level_badges(
 
 
 @pytest.fixture
-def kdigo_retracted(seeded) -> str:  # noqa: F811
+def kdigo_retracted(seeded) -> str:
     """Record a PubMed check that found the KDIGO AF-in-CKD consensus retracted; return its name."""
     from evidence.models import IdentifierCheck, Study
 
@@ -67,7 +67,7 @@ def kdigo_retracted(seeded) -> str:  # noqa: F811
 
 
 def test_chat_references_carry_level_badges_and_the_trace_names_the_retracted_study(
-    live_server, clinician, kdigo_retracted, browser  # noqa: F811
+    live_server, clinician, kdigo_retracted, browser
 ) -> None:
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()

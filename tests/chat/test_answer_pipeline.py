@@ -166,7 +166,7 @@ def test_a_question_that_is_not_clinical_abstains_saying_so(library, eutils):
 
 def store_pubmedqa(shared_data, wanted):
     """Store real PubMedQA abstracts (first sentence as title); return their questions by PMID."""
-    from pubmed.benchmarking import pubmedqa_records, pubmedqa_titled
+    from pubmed.pubmedqa import pubmedqa_records, pubmedqa_titled
     from pubmed.services.store import abstracts_upsert
 
     records, questions = pubmedqa_records(shared_data / "pubmedqa" / "ori_pqal.json")

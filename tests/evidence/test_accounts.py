@@ -98,3 +98,14 @@ def test_the_demo_account_is_a_curator_not_a_superuser(development: Path, client
     assert client.get("/admin/auth/user/").status_code == 403
     assert client.get("/admin/authtoken/tokenproxy/").status_code == 403
     assert client.get("/admin/axes/accessattempt/").status_code == 403
+
+
+def test_the_demo_account_gets_a_curator_group_deleted_since_the_migration_back(development: Path) -> None:
+    from django.contrib.auth.models import Group
+
+    Group.objects.filter(name="curator").delete()
+    demo_user_ensure()
+    demo = get_user_model().objects.get(username=DEMO_USERNAME)
+    assert list(demo.groups.values_list("name", flat=True)) == ["curator"]
+    assert demo.has_perm("evidence.change_guidanceitem") and demo.has_perm("evidence.view_identifiercheck")
+    assert not demo.has_perm("auth.change_user")

@@ -30,7 +30,7 @@ _CLAUSE = re.compile(r'"([^"]+)"\[([^\]]+)\]')
 def pubmedqa_records(path: Path) -> list[AbstractRecord]:
     """Return PubMedQA's abstracts as records; each abstract's first sentence is its title."""
     from evidence.text import split_sentences
-    from pubmed.benchmarking import pubmedqa_records as load
+    from pubmed.pubmedqa import pubmedqa_records as load
 
     records, _ = load(path)
     return [replace(r, title=(split_sentences(r.sections[0].text) or [""])[0][:300]) for r in records]

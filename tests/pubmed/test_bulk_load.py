@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from pubmed.benchmarking import write_baseline_file
+from benchmarks.common import write_baseline_file
 from pubmed.chunking import chunk_abstract
 from pubmed.models import Abstract, AbstractChunk, RecordFileLoad
 from pubmed.parsers import RecordFile

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pubmed.benchmarking import write_baseline_file
+from benchmarks.common import write_baseline_file
 from pubmed.models import Abstract, AbstractChunk, RecordFileLoad
 from pubmed.services.store import content_hash
 from tests.conftest import BASE_DIR, database_url_for_subprocess

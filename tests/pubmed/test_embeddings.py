@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pubmed.benchmarking import pubmedqa_records
 from pubmed.embeddings import (
     _CACHED,
     EmbeddingConfigError,
@@ -17,6 +16,7 @@ from pubmed.embeddings import (
     get_embedder,
     resolve_model,
 )
+from pubmed.pubmedqa import pubmedqa_records
 
 
 def test_default_model_resolves_from_the_installed_package() -> None:

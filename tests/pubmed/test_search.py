@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pubmed.benchmarking import pubmedqa_records
 from pubmed.models import Abstract
 from pubmed.parsers import AbstractRecord
+from pubmed.pubmedqa import pubmedqa_records
 from pubmed.services import search
 from pubmed.services.search import fuse_scores, hybrid_search, semantic_search, therapeutic_query
 from pubmed.services.store import abstracts_upsert

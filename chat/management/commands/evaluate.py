@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.answer_settings import answer_settings
 from chat.services.evaluation import GOLDEN_PATH, GoldenError, QuestionScore, Targets, evaluate, load_golden_set
-from pubmed.benchmarking import store_pubmedqa
+from pubmed.pubmedqa import store_pubmedqa
 
 
 class Command(BaseCommand):

@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evidence.claims import ClaimVerdict, PassageCache, PassageText
 from evidence.identifiers import is_pmid
-from evidence.services.citation_check import Resolution, cited_sources_resolve, claim_verdict
+from evidence.services.citation_check import claim_verdict
+from evidence.services.cited_sources import Resolution, cited_sources_resolve
 
 HELP = """Judge claims against the passages (or PubMed records) they cite.
 

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from evidence.identifiers import is_pmid
 from pubmed.clients import EutilsError
 from pubmed.models import Abstract, AbstractSource
-from pubmed.services.ingest import abstracts_refresh
+from pubmed.services.refresh import abstracts_refresh
 
 
 class Command(BaseCommand):
