@@ -106,7 +106,7 @@ def store_pubmedqa_half(*, reload: bool = False) -> int:
     if reload or Abstract.objects.count() != len(half):
         Abstract.objects.all().delete()
         return store_pubmedqa(half)
-    from pubmed.services.store import lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
 
     lexeme_stats_refresh()
     return len(half)

@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import SHARED_DATA, load_summary, setup_django
-from evidence.claims.judge import PassageText as Passage
+from evidence.claims.verdicts import PassageText as Passage
 
 _ANTONYMS = {
     "increased": "decreased",

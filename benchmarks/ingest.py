@@ -239,7 +239,7 @@ def _fill_synthetic(*, size: int, real: dict[str, bytes], sentences: list[str], 
     from pgvector.psycopg import register_vector
 
     from pubmed.embeddings import current_model_name, get_embedder
-    from pubmed.services.store import lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
 
     rng = random.Random(seed)
     dimension = get_embedder().spec.dimension

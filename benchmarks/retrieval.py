@@ -44,7 +44,8 @@ def main() -> None:
 
     from pubmed.models import Abstract
     from pubmed.services import search
-    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
+    from pubmed.services.store import abstracts_upsert
 
     records, questions = pubmedqa_records()
     if args.limit:

@@ -452,7 +452,7 @@ class FakeNcbi:
 def reset_store(stored_pmids: set[str]) -> None:
     """Put the store back as `store_pubmedqa_half` left it: drop added abstracts and the esearch cache."""
     from pubmed.models import Abstract, EsearchCacheEntry
-    from pubmed.services.store import lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
 
     Abstract.objects.exclude(pmid__in=stored_pmids).delete()
     EsearchCacheEntry.objects.all().delete()

@@ -122,7 +122,7 @@ class AbstractChunk(models.Model):
     The vector column has no fixed dimension so that `EMBEDDING_MODEL` can change without a
     schema change; HNSW indexes are partial expression indexes per dimension
     (`(embedding::vector(384)) vector_cosine_ops WHERE embedding_dim = 384`), see
-    `pubmed.services.store.vector_index_ensure`.
+    `pubmed.vectors.vector_index_ensure`.
     """
 
     abstract = models.ForeignKey(Abstract, on_delete=models.CASCADE, related_name="chunks")
@@ -305,7 +305,7 @@ class Ingestion(models.Model):
 class LexemeStat(models.Model):
     """How many chunks contain a full-text lexeme; the row with lexeme '' holds the chunk total.
 
-    Refreshed from `ts_stat` as the store grows (see `pubmed.services.store.lexeme_stats_refresh`);
+    Refreshed from `ts_stat` as the store grows (see `pubmed.services.lexemes.lexeme_stats_refresh`);
     full-text search uses it to leave words that occur almost everywhere out of its candidate set.
     """
 

@@ -72,7 +72,8 @@ def store_pubmedqa(pmids: set[str] | frozenset[str]) -> int:
 
     Raises FileNotFoundError naming the corpus file when ../shared/data is not beside the checkout.
     """
-    from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh  # needs Django set up
+    from pubmed.services.lexemes import lexeme_stats_refresh  # needs Django set up
+    from pubmed.services.store import abstracts_upsert
 
     path = SHARED_DATA / "pubmedqa" / "ori_pqal.json"
     if not path.is_file():

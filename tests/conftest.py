@@ -190,3 +190,72 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if {"celery_worker", "production_stack"} & set(fixtures) and item.get_closest_marker("celery") is None:
             item.add_marker(pytest.mark.celery)
+
+
+# --- The seeded library, loaded once per test process ------------------------------------------------
+
+_SEED_ROWS: dict[str, bytes] | None = None  # table -> its rows as PostgreSQL COPY text, after the real seed
+
+
+def _table_counts() -> dict[str, int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        tables = connection.introspection.table_names(cursor)
+        counts = {}
+        for table in tables:
+            cursor.execute(f'SELECT count(*) FROM "{table}"')
+            counts[table] = cursor.fetchone()[0]
+    return counts
+
+
+def seed_library() -> None:
+    """Load the real seed - curated library and tag vocabulary, as `seed_evidence` writes them - into the
+    test database.
+
+    The first call in a test process runs the seed services into empty tables and keeps the rows they
+    wrote; later calls into the same empty tables copy those rows back with COPY (milliseconds instead
+    of the seed's ~1.5 s of per-row saves and history). Where the tables are not empty (a test added
+    its own rows first), the seed services run as `seed_evidence` would. The seed itself is tested in
+    tests/evidence/test_seed.py and test_vocabulary.py.
+    """
+    global _SEED_ROWS
+    from django.apps import apps
+    from django.core.management.color import no_style
+    from django.db import connection, transaction
+
+    from evidence.services.seed import evidence_seed
+    from evidence.services.vocabulary_seed import vocabulary_seed
+
+    before = _table_counts()
+    if _SEED_ROWS is not None and all(before.get(table) == 0 for table in _SEED_ROWS):
+        models = [model for model in apps.get_models(include_auto_created=True) if model._meta.db_table in _SEED_ROWS]
+        with transaction.atomic(), connection.cursor() as cursor:  # foreign keys are checked at commit
+            for table, rows in _SEED_ROWS.items():
+                with cursor.cursor.copy(f'COPY "{table}" FROM STDIN') as copy:
+                    copy.write(rows)
+            for statement in connection.ops.sequence_reset_sql(no_style(), models):
+                cursor.execute(statement)
+        return
+    with transaction.atomic():
+        evidence_seed()
+        vocabulary_seed()
+    if _SEED_ROWS is None:
+        written = [table for table, count in _table_counts().items() if count != before.get(table, 0)]
+        if all(before.get(table, 0) == 0 for table in written):
+            rows: dict[str, bytes] = {}
+            with connection.cursor() as cursor:
+                for table in written:
+                    with cursor.cursor.copy(f'COPY "{table}" TO STDOUT') as copy:
+                        rows[table] = b"".join(bytes(block) for block in copy)
+            _SEED_ROWS = rows
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    """Hash the tests' passwords with MD5: PBKDF2's million rounds cost 0.23 s per user created or logged in
+    on the 2-core machine. Only the test process changes; the product's settings keep PBKDF2."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield

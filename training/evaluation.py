@@ -57,8 +57,8 @@ SIMILARITY_BASELINE = 0.63
 
 def similarity_verdict(scored) -> str:
     """The similarity baseline's verdict (supported or not enough information; it never says contradicted)."""
-    from evidence.claims.judge import NOT_ENOUGH_INFO as N
     from evidence.claims.judge import supported_by
+    from evidence.claims.verdicts import NOT_ENOUGH_INFO as N
 
     close = [c for c in scored.candidates if c.similarity >= SIMILARITY_BASELINE]
     if scored.problem or not close:

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evidence.injection import MODEL_DIR, feature_indices  # noqa: E402
+from evidence.injection_classifier import MODEL_DIR, feature_indices  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
 
 
@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.injection", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="Train and print the figures; write nothing.")
     args = parser.parse_args(argv)
-    from evidence.injection import DIMENSION
+    from evidence.injection_classifier import DIMENSION
 
     model = train(TrainingSettings(), dimension=DIMENSION)
     if args.check:

@@ -1,18 +1,10 @@
 """Claim-level verification: split answers into claims, judge each against what it cites, measure citations."""
 
 from evidence.claims.judge import (
-    CONTRADICTED,
-    NOT_ENOUGH_INFO,
     SIMILARITY_THRESHOLD,
-    SUPPORTED,
-    VERDICTS,
     Candidate,
-    ClaimVerdict,
     Embed,
-    Passage,
     PassageCache,
-    PassageText,
-    Quote,
     ScoredClaim,
     decide,
     judge_claim,
@@ -33,6 +25,16 @@ from evidence.claims.splitting import (
     split_claims,
 )
 from evidence.claims.verbatim import verbatim_quote
+from evidence.claims.verdicts import (
+    CONTRADICTED,
+    NOT_ENOUGH_INFO,
+    SUPPORTED,
+    VERDICTS,
+    ClaimVerdict,
+    Passage,
+    PassageText,
+    Quote,
+)
 
 __all__ = [
     "CONTRADICTED",

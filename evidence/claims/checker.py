@@ -19,22 +19,12 @@ from dataclasses import asdict, dataclass, field, replace
 import structlog
 
 from evidence.citations.parse import extract_mentions
-from evidence.claims.judge import (
-    CONTRADICTED,
-    NOT_ENOUGH_INFO,
-    SUPPORTED,
-    Candidate,
-    Embed,
-    PassageCache,
-    Quote,
-    decide,
-    judge_claim,
-    score_claim,
-)
+from evidence.claims.judge import Candidate, Embed, PassageCache, decide, judge_claim, score_claim
 from evidence.claims.llm_check import JsonCompleter, llm_verdicts
 from evidence.claims.names import study_names
 from evidence.claims.splitting import Claim, remove_dangling, split_claims
 from evidence.claims.verbatim import verbatim_quote
+from evidence.claims.verdicts import CONTRADICTED, NOT_ENOUGH_INFO, SUPPORTED, Quote
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 
 logger = structlog.get_logger("medcite.citations")

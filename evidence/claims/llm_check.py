@@ -16,7 +16,8 @@ from typing import Any
 
 import structlog
 
-from evidence.claims.judge import VERDICTS, Candidate, ScoredClaim
+from evidence.claims.judge import Candidate, ScoredClaim
+from evidence.claims.verdicts import VERDICTS
 
 logger = structlog.get_logger("medcite.citations")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence.claims.judge import Embed, Passage, PassageCache, judge_claim
+from evidence.claims.judge import Embed, PassageCache, judge_claim
 from evidence.claims.splitting import split_claims
+from evidence.claims.verdicts import Passage
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.claims.judge import Passage, Quote
+from evidence.claims.verdicts import Passage, Quote
 
 
 def _folded(text: str) -> str:

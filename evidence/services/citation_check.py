@@ -31,8 +31,8 @@ from evidence.claims import (
     split_claims,
     verbatim_quote,
 )
-from evidence.claims.judge import CONTRADICTED, NOT_ENOUGH_INFO, SUPPORTED
 from evidence.claims.splitting import plain_text
+from evidence.claims.verdicts import CONTRADICTED, NOT_ENOUGH_INFO, SUPPORTED
 from evidence.services.cited_sources import (
     KINDS,
     Resolution,

@@ -7,7 +7,6 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import structlog
@@ -21,10 +20,8 @@ from pubmed.chunking import Chunk, chunk_abstract, embedding_text
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, AbstractSource
 from pubmed.parsers import AbstractRecord
-from pubmed.vectors import vector_literal
-
-if TYPE_CHECKING:
-    from django.db.backends.utils import CursorWrapper
+from pubmed.services.lexemes import lexeme_stats_refresh_if_stale
+from pubmed.vectors import vector_index_ensure, vector_literal
 
 logger = structlog.get_logger(__name__)
 
@@ -93,30 +90,6 @@ def _abstract_row(record: AbstractRecord, *, source: str, digest: str) -> Abstra
         fetched_at=timezone.now(),
     )
 
-
-_KNOWN_VECTOR_INDEXES: set[tuple[str, int]] = set()
-
-
-def vector_index_ensure(*, dimension: int) -> None:
-    """Create the partial HNSW cosine index for vectors of `dimension` if it does not exist yet."""
-    if not 1 <= dimension <= 16000:
-        raise ValueError(f"Embedding dimension must be between 1 and 16000, got {dimension}.")
-    key = (connection.settings_dict["NAME"], dimension)
-    if key in _KNOWN_VECTOR_INDEXES:
-        return
-    with connection.cursor() as cursor:
-        # Look first: CREATE INDEX (even IF NOT EXISTS) fails inside a transaction with pending
-        # deferred-constraint events, and the index almost always exists already.
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [f"chunk_embedding_hnsw_{dimension}"])
-        if cursor.fetchone():
-            _KNOWN_VECTOR_INDEXES.add(key)
-            return
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS chunk_embedding_hnsw_{dimension} ON pubmed_abstractchunk "
-            f"USING hnsw ((embedding::vector({dimension})) vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
-            f"WHERE embedding_dim = {dimension}"
-        )
-    _KNOWN_VECTOR_INDEXES.add(key)
 
 
 @dataclass
@@ -400,55 +373,6 @@ def chunks_reembed(
         if progress:
             progress(done, total)
     return done
-
-
-# Refresh the lexeme statistics when the chunk count has moved this much since the last refresh.
-LEXEME_STATS_DRIFT = 0.25
-
-
-# Refreshes of the lexeme statistics take this transaction-level advisory lock: two workers finishing
-# loads at once would otherwise both delete the old rows and insert the same lexemes (unique violation).
-LEXEME_STATS_LOCK = 0x6C657865  # "lexe"
-
-
-def _lexeme_stats_recount(cursor: CursorWrapper, total: int) -> None:
-    cursor.execute("DELETE FROM pubmed_lexemestat")
-    cursor.execute(
-        "INSERT INTO pubmed_lexemestat (lexeme, ndoc) "
-        "SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM pubmed_abstractchunk') "
-        "WHERE length(word) <= 255"
-    )
-    cursor.execute("INSERT INTO pubmed_lexemestat (lexeme, ndoc) VALUES ('', %s)", [total])
-
-
-def lexeme_stats_refresh() -> int:
-    """Recount, for every full-text lexeme, how many chunks contain it; return the chunk total."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
-        cursor.execute("SELECT count(*) FROM pubmed_abstractchunk")
-        total = cursor.fetchone()[0]
-        _lexeme_stats_recount(cursor, total)
-    return total
-
-
-def lexeme_stats_refresh_if_stale() -> None:
-    """Refresh the lexeme statistics if the store grew or shrank by LEXEME_STATS_DRIFT since the last count.
-
-    Decided under the refresh lock. While another refresh holds it, nothing is done and nothing waits:
-    the recount reads every chunk (seconds on a large store), and a live search storing its abstracts
-    inside an answer must not queue behind a bulk load's recount. The next upsert checks the drift again.
-    """
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [LEXEME_STATS_LOCK])
-        if not cursor.fetchone()[0]:
-            return
-        cursor.execute("SELECT ndoc FROM pubmed_lexemestat WHERE lexeme = ''")
-        row = cursor.fetchone()
-        recorded = None if row is None else int(row[0])
-        cursor.execute("SELECT count(*) FROM pubmed_abstractchunk")
-        total = cursor.fetchone()[0]
-        if recorded is None or abs(total - recorded) > LEXEME_STATS_DRIFT * max(recorded, 1):
-            _lexeme_stats_recount(cursor, total)
 
 
 def abstracts_flag_instructions(*, batch_size: int = 500) -> int:

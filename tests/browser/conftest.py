@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page
 from evidence.models import Tag
 from tests.browser.pages import CHROMIUM, CHROMIUM_ARGS
 from tests.chat.conftest import _llm_server, _no_real_services, fake_anthropic  # noqa: F401
+from tests.conftest import seed_library
 from tests.factories import UserFactory
 
 
@@ -44,12 +45,8 @@ def clinician(db: None) -> Any:
 
 @pytest.fixture
 def seeded(transactional_db: None) -> None:
-    from evidence.services.seed import evidence_seed
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
     # As `seed_evidence` (and so `make run`) does: the library and the vocabulary it is judged with.
-    evidence_seed()
-    vocabulary_seed()
+    seed_library()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pytest_httpserver import HTTPServer
 
 from chat.answer_settings import AnswerSettings, answer_settings
 from tests.chat.fakes import FakeAnthropic, FakeOpenAI
-from tests.conftest import fake_http_server
+from tests.conftest import fake_http_server, seed_library
 from tests.factories import UserFactory
 
 FAKE_KEY = "sk-ant-test-not-a-real-key"
@@ -39,12 +39,9 @@ def _no_real_services(settings) -> Iterator[None]:
 @pytest.fixture
 def library(db) -> int:
     """Load the curated landmark studies and tag vocabulary (the real seed) into the test database."""
-    from evidence.services.seed import evidence_seed
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
-    evidence_seed()
-    vocabulary_seed()
     from evidence.models import Study
+
+    seed_library()
 
     return Study.objects.count()
 

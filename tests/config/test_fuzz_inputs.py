@@ -183,7 +183,6 @@ def world(
     settings.ANTHROPIC_BASE_URL = "http://127.0.0.1:9"
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
     settings.LLM_PROVIDER = "extractive"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_CLASSES": []}
     curator = UserFactory(username="fuzz-curator", is_staff=True, is_superuser=True, groups=["curator"])
     conversation = Conversation.objects.create(user=curator, app=ConversationApp.TABLIZER, title="Fuzz")

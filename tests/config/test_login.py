@@ -20,12 +20,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings) -> None:
-    # Every counted attempt checks a password; the production hasher would make this file slow, not stricter.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.mark.parametrize(
     "url",
     ["/tablizer/?q=melanoma", "/tablizer/abstracts/22663011/", "/trialscout/?condition=melanoma",

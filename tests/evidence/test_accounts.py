@@ -26,7 +26,6 @@ def development(settings: Any, tmp_path: Path) -> Path:
     settings.DEBUG = True
     settings.EMBEDDED_DATABASE = True
     settings.VAR_DIR = tmp_path
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return tmp_path
 
 

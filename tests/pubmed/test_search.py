@@ -167,7 +167,7 @@ def test_candidate_tsquery_needs_a_lexeme() -> None:
 @pytest.fixture
 def common_words(corpus: list, monkeypatch: pytest.MonkeyPatch) -> None:
     """Six abstracts over three invented words, each word over a candidate budget of one chunk."""
-    from pubmed.services.store import lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
 
     texts = ["zorblat quexin mivrane", "zorblat quexin", "zorblat alone", "quexin alone", "mivrane alone",
              "nothing shared"]

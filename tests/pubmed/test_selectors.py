@@ -3,7 +3,8 @@ import pytest
 from pubmed.models import LexemeStat
 from pubmed.parsers import AbstractRecord
 from pubmed.selectors import word_document_frequencies
-from pubmed.services.store import abstracts_upsert, lexeme_stats_refresh
+from pubmed.services.lexemes import lexeme_stats_refresh
+from pubmed.services.store import abstracts_upsert
 
 pytestmark = pytest.mark.django_db
 

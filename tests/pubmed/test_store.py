@@ -254,7 +254,7 @@ def test_two_workers_refreshing_the_lexeme_statistics_at_once_both_succeed(
 
     from django.db import connections
 
-    from pubmed.services.store import lexeme_stats_refresh
+    from pubmed.services.lexemes import lexeme_stats_refresh
 
     abstracts_upsert(records=list(recorded_records.values())[:5], embed=False)
     rounds, errors = 12, []
@@ -290,7 +290,7 @@ def test_a_store_write_never_waits_for_another_processs_lexeme_recount(
     # not hold that answer up. The drift is checked again by the next write.
     import psycopg
 
-    from pubmed.services.store import LEXEME_STATS_LOCK, lexeme_stats_refresh_if_stale
+    from pubmed.services.lexemes import LEXEME_STATS_LOCK, lexeme_stats_refresh_if_stale
     from tests.conftest import database_url_for_subprocess
 
     records = sorted(recorded_records.values(), key=lambda r: r.pmid)
