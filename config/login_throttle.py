@@ -79,3 +79,15 @@ class LoginThrottleHandler(AxesDatabaseHandler):
             return None  # an address this username has signed in from: its owner, most likely
         wait = on_username["last"] + timedelta(seconds=settings.LOGIN_USERNAME_SLOW_SECONDS) - timezone.now()
         return LoginHold("username", wait) if wait > timedelta(0) else None
+
+
+# django-axes keeps the username it counts in a 255-character column; no account's username is longer
+# than 150 (Django's limit), so a longer one is cut to that and counted, never a database error.
+USERNAME_MAX_CHARS = 150
+
+
+def attempted_username(request: Any, credentials: dict[str, Any] | None = None) -> str | None:
+    """Return the username a log-in attempt named, cut to USERNAME_MAX_CHARS (AXES_USERNAME_CALLABLE)."""
+    field = settings.AXES_USERNAME_FORM_FIELD
+    value = credentials.get(field) if credentials else getattr(request, "data", request.POST).get(field)
+    return None if value is None else str(value)[:USERNAME_MAX_CHARS]

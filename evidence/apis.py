@@ -116,6 +116,9 @@ FILTER_PARAMETERS = [
 ]
 
 
+SEARCH_MAX_CHARS = 300
+
+
 def parse_study_filters(params: Any) -> dict[str, Any]:
     """Turn query parameters into `study_search` arguments, raising a 400 naming each bad one."""
     errors: dict[str, str] = {}
@@ -125,6 +128,10 @@ def parse_study_filters(params: Any) -> dict[str, Any]:
             check_no_nul(filters[key], field=name)
         except DjangoValidationError as exc:
             errors[name] = exc.messages[0]
+        else:
+            # A search of thousands of words becomes a full-text query PostgreSQL refuses to plan.
+            if len(filters[key]) > SEARCH_MAX_CHARS:
+                errors[name] = f"{name} is limited to {SEARCH_MAX_CHARS} characters; got {len(filters[key]):,}."
     strength = params.get("strength", "").strip().lower()
     if strength:
         by_label = {choice.label: choice.value for choice in EvidenceStrength}

@@ -134,6 +134,7 @@ LOGIN_URL = "login"
 # cut that user's integrations off. A successful log-in clears its pair's count.
 AXES_ENABLED = env.bool("LOGIN_THROTTLE_ENABLED", default=True)
 AXES_HANDLER = "config.login_throttle.LoginThrottleHandler"
+AXES_USERNAME_CALLABLE = "config.login_throttle.attempted_username"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))

@@ -155,3 +155,10 @@ def test_a_success_clears_the_count_of_earlier_failures(client: Client) -> None:
     client.logout()
     statuses = [_log_in(client, "dr-ada", "wrong").status_code for _ in range(5)]
     assert statuses == [200] * 4 + [429]  # counted from zero again
+
+
+def test_a_username_longer_than_any_account_is_counted_not_a_server_error(client: Client) -> None:
+    """Found by the fuzz test: axes stored the attempted username in a 255-character column (HTTP 500)."""
+    response = client.post("/accounts/login/", {"username": "x" * 1000, "password": "wrong"})
+    assert response.status_code == 200  # the form again, with its error
+    assert list(AccessAttempt.objects.values_list("username", flat=True)) == ["x" * 150]

@@ -91,6 +91,8 @@ def test_list_filters(api, query, expected):
         ("strength=strong", "strength: Unknown strength 'strong'; use one of low, moderate, high."),
         ("context=maybe", "context: Unknown context 'maybe'; use one of positive, negative, both, monitoring."),
         ("year=20x4", "year: year must be a four-digit year between 1900 and 2100 in digits 0-9, got '20x4'."),
+        # Found by the fuzz test: thousands of words made a full-text query PostgreSQL would not plan (500).
+        ("q=" + "a+" * 2000, "q: q is limited to 300 characters; got 4,000."),
     ],
 )
 def test_bad_filters_are_400_with_the_error_envelope(api, query, message):
