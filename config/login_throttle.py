@@ -88,6 +88,6 @@ USERNAME_MAX_CHARS = 150
 
 def attempted_username(request: Any, credentials: dict[str, Any] | None = None) -> str | None:
     """Return the username a log-in attempt named, cut to USERNAME_MAX_CHARS (AXES_USERNAME_CALLABLE)."""
-    field = settings.AXES_USERNAME_FORM_FIELD
+    field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
     value = credentials.get(field) if credentials else getattr(request, "data", request.POST).get(field)
     return None if value is None else str(value)[:USERNAME_MAX_CHARS]
