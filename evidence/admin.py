@@ -1,7 +1,8 @@
 """Curator admin for the evidence library.
 
 Members of the `curator` group (and superusers) edit and revert; every other staff user may only view,
-including the history of each row and its old versions.
+including the history of each row and its old versions (`evidence.admin_base`). The studies and
+guidance items are here; the vocabulary's pages are in `evidence.admin_vocabulary`.
 """
 
 from __future__ import annotations
@@ -10,89 +11,22 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import models, transaction
-from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db import transaction
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
-from import_export.admin import ImportExportModelAdmin
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
-from simple_history.admin import SimpleHistoryAdmin
 
-from config.api import CURATOR_GROUP
-from config.inputs import AsciiIntegerFormField, parse_ascii_int
+from evidence import admin_vocabulary  # noqa: F401  (registers the vocabulary's admin pages)
+from evidence.admin_base import CuratorEditableAdmin, is_curator
 from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
-    Abbreviation,
-    AnchorScenario,
-    ClassificationRule,
-    DecisionAid,
     GuidanceItem,
     IdentifierCheck,
     Study,
-    Tag,
 )
 from evidence.resources import GuidanceItemResource, StudyResource
-
-
-def is_curator(user: Any) -> bool:
-    """Return True if the user may change the library: active superuser or `curator` group member."""
-    return bool(user.is_active and (user.is_superuser or user.groups.filter(name=CURATOR_GROUP).exists()))
-
-
-class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
-    """Admin in which curators edit and import, and other staff view and export."""
-
-    # A URL typed without a scheme is taken as https (Django 6's default, chosen now); numbers in the
-    # digits 0-9 only, so a year typed as "١٢٣" is refused rather than stored as 123.
-    # (The admin looks overrides up along the field's class hierarchy: IntegerField covers its subclasses.)
-    formfield_overrides = {
-        models.URLField: {"assume_scheme": "https"},
-        models.IntegerField: {"form_class": AsciiIntegerFormField},
-    }
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return is_curator(request.user)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_import_permission(self, request: HttpRequest) -> bool:
-        return is_curator(request.user)
-
-    def has_export_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        # The history page builds its form without the change flag Django's own change view uses,
-        # so a viewer's form is made read-only here; otherwise it would render editable inputs.
-        if is_curator(request.user):
-            return super().get_readonly_fields(request, obj)
-        editable = [
-            field.name
-            for field in self.model._meta.get_fields()
-            if (field.concrete or field.many_to_many) and field.editable and not field.auto_created
-        ]
-        return [*super().get_readonly_fields(request, obj), *editable]
-
-    def history_form_view(
-        self, request: HttpRequest, object_id: str, version_id: str, extra_context: dict | None = None
-    ) -> HttpResponse:
-        """Show an old version of a row; reverting to it (POST) is for curators only."""
-        if request.method == "POST" and not self.has_change_history_permission(request):
-            raise PermissionDenied("Only curators may revert the evidence library to an earlier version.")
-        if parse_ascii_int(object_id) is None or parse_ascii_int(version_id) is None:
-            raise Http404(f"No version {version_id!r} of row {object_id!r}: both are numbers (digits 0-9).")
-        return super().history_form_view(request, object_id, version_id, extra_context)
 
 
 class SuperuserTokenAdmin(TokenAdmin):
@@ -331,87 +265,3 @@ class GuidanceItemAdmin(CuratorEditableAdmin):
     @admin.display(description="studies", ordering="_study_count")
     def study_count(self, obj: GuidanceItem) -> int:
         return obj._study_count  # type: ignore[attr-defined]  # annotated by get_queryset
-
-
-@admin.register(Tag)
-class TagAdmin(CuratorEditableAdmin):
-    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term")
-    list_filter = ("kind", "is_imaging_term")
-    search_fields = ("code", "label", "synonyms")
-    autocomplete_fields = ("broader",)
-    ordering = ("kind", "code")
-
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        synonyms = Func(F("synonyms"), Value(" | "), function="array_to_string", output_field=TextField())
-        return (
-            queryset.annotate(_synonyms=synonyms).filter(
-                Q(code__icontains=term) | Q(label__icontains=term) | Q(_synonyms__icontains=term)
-            ),
-            False,
-        )
-
-    @admin.display(description="synonyms")
-    def synonym_count(self, obj: Tag) -> int:
-        return len(obj.synonyms)
-
-
-@admin.register(Abbreviation)
-class AbbreviationAdmin(CuratorEditableAdmin):
-    list_display = ("term", "expansion_list", "case_sensitive")
-    list_filter = ("case_sensitive",)
-    search_fields = ("term",)
-    ordering = ("term",)
-
-    @admin.display(description="stands for")
-    def expansion_list(self, obj: Abbreviation) -> str:
-        return ", ".join(obj.expansions)
-
-
-@admin.register(AnchorScenario)
-class AnchorScenarioAdmin(CuratorEditableAdmin):
-    list_display = ("key", "title", "tag_list", "anchor_count")
-    search_fields = ("key", "title")
-
-    @admin.display(description="tags")
-    def tag_list(self, obj: AnchorScenario) -> str:
-        return ", ".join([*obj.disease_tags, *obj.decision_tags])
-
-    @admin.display(description="anchor studies")
-    def anchor_count(self, obj: AnchorScenario) -> int:
-        return obj.anchor_studies().count()
-
-
-@admin.register(ClassificationRule)
-class ClassificationRuleAdmin(CuratorEditableAdmin):
-    list_display = ("name", "classification", "priority", "disease_list", "decision_list", "anchor_scenario")
-    list_select_related = ("anchor_scenario",)
-    search_fields = ("name", "classification")
-    list_filter = ("anchor_scenario",)
-
-    @admin.display(description="disease tags (all)")
-    def disease_list(self, obj: ClassificationRule) -> str:
-        return ", ".join(obj.disease_tags)
-
-    @admin.display(description="decision tags (any)")
-    def decision_list(self, obj: ClassificationRule) -> str:
-        return ", ".join(obj.decision_tags)
-
-
-@admin.register(DecisionAid)
-class DecisionAidAdmin(CuratorEditableAdmin):
-    list_display = ("title", "thumbnail", "tag_list", "source", "is_active")
-    list_filter = ("is_active",)
-    search_fields = ("title", "caption")
-    autocomplete_fields = ("source",)
-    list_select_related = ("source",)
-
-    @admin.display(description="image")
-    def thumbnail(self, obj: DecisionAid) -> str:
-        return format_html('<img src="{}" alt="{}" style="max-height:48px">', obj.image.url, obj.alt_text)
-
-    @admin.display(description="tags")
-    def tag_list(self, obj: DecisionAid) -> str:
-        return f"{', '.join(obj.disease_tags)} / {', '.join(obj.decision_tags)}"

@@ -16,7 +16,7 @@ result like any other answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 from typing import TYPE_CHECKING
@@ -30,12 +30,11 @@ from evidence.text import content_terms
 from evidence.vocabulary import Vocabulary, load_vocabulary
 from research.badge import ComputedBasis
 from research.context import PageContext, PageItem, facet_counts
+from research.row_filters import RowFilter, facet_filters
 from research.row_topics import RowTopic, row_index, row_topic
-from research.rules.pubmed_query import PUBLICATION_TYPES
-from trials.constants import PHASES, SEARCHABLE_STATUSES
 
 if TYPE_CHECKING:
-    from research.models import AIColumnResult
+    pass
 
 MAX_LISTED = 15
 EXAMPLES_PER_VALUE = 2
@@ -46,16 +45,6 @@ FACET_LABELS = {
     "type": "publication type",
     "journal": "journal",
     "compare": "group",
-}
-# What a row must record for a filter on the facet to be decided.
-FACET_FIELDS = {
-    "status": "a recruitment status",
-    "phase": "a trial phase",
-    "type": "a publication type",
-    "journal": "a journal",
-    "sponsor": "a lead sponsor",
-    "compare": "a snapshot group",
-    "year": "a year",
 }
 MATCHED_IN = {
     "tablizer": "title, abstract and MeSH terms",
@@ -86,8 +75,6 @@ _SCOPED = re.compile(
     r"of\s+the\s+(?:results|rows))\b",
     re.IGNORECASE,
 )
-_PHASE_MENTION = re.compile(r"\b(early\s+)?phase\s*(iv|iii|ii|i|[1-4])\b", re.IGNORECASE)
-_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
 
 
 @dataclass(frozen=True)
@@ -105,128 +92,6 @@ class RowsAnswer:
     basis: ComputedBasis | None = None
 
 
-@dataclass(frozen=True)
-class _Filter:
-    label: str
-    test: Callable[[PageItem], bool]
-    known: Callable[[PageItem], bool] = lambda item: True
-    needs: str = ""  # what a row must record for the filter to decide it, e.g. "a recruitment status"
-
-
-def _value_pattern(value: str) -> re.Pattern[str]:
-    words = [re.escape(word) for word in re.split(r"[\s,]+", value.strip()) if word]
-    return re.compile(r"(?<!\w)" + r"[\s,\-]+".join(words) + r"(?!\w)", re.IGNORECASE)
-
-
-def _facet_filters(question: str, context: PageContext) -> tuple[list[_Filter], list[tuple[int, int]]]:
-    """Return the filters the question names (facet values, years, AI-column answers) and the spans they took."""
-    filters: list[_Filter] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(span: tuple[int, int]) -> bool:
-        return all(span[1] <= start or span[0] >= end for start, end in taken)
-
-    for facet in ("compare", "status", "phase", "type", "journal", "sponsor"):
-        counts = facet_counts(context.items, facet)
-        values = set(counts)
-        if facet == "status":
-            values |= set(SEARCHABLE_STATUSES.values())  # a status asked of rows that record none is a "cannot"
-        chosen: list[str] = []
-        for value in sorted(values, key=len, reverse=True):
-            if len(value) < 4 and facet in {"journal", "sponsor"}:
-                continue
-            match = _value_pattern(value).search(question)
-            if match and free(match.span()):
-                taken.append(match.span())
-                chosen.append(value)
-        if facet == "phase":
-            for match in _PHASE_MENTION.finditer(question):
-                number = _ROMAN.get(match.group(2).lower(), match.group(2))
-                key = f"EARLY_PHASE{number}" if match.group(1) else f"PHASE{number}"
-                if key in PHASES and PHASES[key] not in chosen and free(match.span()):
-                    taken.append(match.span())
-                    chosen.append(PHASES[key])
-        if facet == "type":
-            for pattern, value, _label in PUBLICATION_TYPES:
-                if value == "Clinical Trial" and not counts:
-                    continue  # "clinical trials" on a registry page names the rows themselves
-                match = re.search(pattern, question, re.IGNORECASE)
-                if match and free(match.span()) and value not in chosen:
-                    taken.append(match.span())
-                    chosen.append(value)
-        if chosen:
-            filters.append(
-                _Filter(" or ".join(chosen), _has_facet_value(facet, set(chosen)), _records(facet), FACET_FIELDS[facet])
-            )
-    year = _year_filter(question)
-    if year is not None:
-        filters.append(year[0])
-        taken.append(year[1])
-    for column in context.columns:
-        if not column.is_boolean:
-            continue
-        match = re.search(
-            rf"\b(yes|no|unclear)\b[^.?!]{{0,30}}{re.escape(column.name)}|{re.escape(column.name)}[^.?!]{{0,30}}\b(yes|no|unclear)\b",
-            question,
-            re.IGNORECASE,
-        )
-        if match:
-            wanted = (match.group(1) or match.group(2)).lower()
-            answers = context.values.get(column.pk, {})
-            taken.append(match.span())
-            filters.append(
-                _Filter(
-                    f"{wanted.capitalize()} for {column.name}",
-                    _answered(answers, wanted),
-                    _evaluated(answers),
-                    f"an answer in the AI column {column.name}",
-                )
-            )
-    return filters, taken
-
-
-def _records(facet: str) -> Callable[[PageItem], bool]:
-    """Return a test: does the item record any value of `facet`?"""
-    return lambda item: bool(item.facets.get(facet))
-
-
-def _has_facet_value(facet: str, chosen: set[str]) -> Callable[[PageItem], bool]:
-    """Return a test: does the item have one of the `chosen` values of `facet`?"""
-    return lambda item: bool(chosen.intersection(item.facets.get(facet, ())))
-
-
-def _answered(answers: dict[str, AIColumnResult], wanted: str) -> Callable[[PageItem], bool]:
-    """Return a test: did the AI column answer `wanted` for the item?"""
-    return lambda item: item.item_id in answers and answers[item.item_id].value == wanted
-
-
-def _dated(low: int, high: int) -> Callable[[PageItem], bool]:
-    """Return a test: is the item dated within [low, high]?"""
-    return lambda item: item.year is not None and low <= item.year <= high
-
-
-def _evaluated(answers: dict[str, AIColumnResult]) -> Callable[[PageItem], bool]:
-    """Return a test: has the AI column been evaluated for the item?"""
-    return lambda item: item.item_id in answers
-
-
-def _year_filter(question: str) -> tuple[_Filter, tuple[int, int]] | None:
-    year = r"(1[89]\d\d|20\d\d)"
-    rules: list[tuple[str, Callable[[re.Match[str]], tuple[int, int, str]]]] = [
-        (rf"\b(?:between|from)\s+{year}\s+(?:and|to)\s+{year}\b", lambda m: (int(m[1]), int(m[2]), f"{m[1]}-{m[2]}")),
-        (rf"\b(?:since|after|from)\s+{year}\b", lambda m: (int(m[1]) + m[0].lower().startswith("after"), 9999, "")),
-        (rf"\bbefore\s+{year}\b", lambda m: (0, int(m[1]) - 1, f"before {m[1]}")),
-        (rf"\b(?:in|during)\s+{year}\b", lambda m: (int(m[1]), int(m[1]), f"in {m[1]}")),
-    ]
-    for pattern, build in rules:
-        match = re.search(pattern, question, re.IGNORECASE)
-        if match:
-            low, high, label = build(match)
-            label = label or f"{low} or later"
-            return _Filter(f"dated {label}", _dated(low, high), _records("year"), FACET_FIELDS["year"]), match.span()
-    return None
-
-
 def _short_title(item: PageItem, limit: int = 70) -> str:
     title = " ".join((item.title or "(no title)").split())
     return title if len(title) <= limit else title[: limit - 1].rsplit(" ", 1)[0] + "…"
@@ -242,9 +107,9 @@ def _plural(count: int, context: PageContext) -> str:
     return context.page.item_label if count == 1 else context.page.item_label_plural
 
 
-def _topic_filter(topic: RowTopic) -> _Filter:
+def _topic_filter(topic: RowTopic) -> RowFilter:
     """Return the filter for the question's topic: every concept, in any wording, in the row's text."""
-    return _Filter(topic.label, lambda item: topic.covered_by(row_index(item)))
+    return RowFilter(topic.label, lambda item: topic.covered_by(row_index(item)))
 
 
 def _bare(needs: str) -> str:
@@ -259,7 +124,9 @@ def _cannot(text: str, reason: str, context: PageContext) -> RowsAnswer:
     return RowsAnswer(text, cites=False, kind=CANNOT, basis=basis)
 
 
-def _filtered(filters: Sequence[_Filter], context: PageContext, *, topic: RowTopic | None, scoped: bool) -> RowsAnswer:
+def _filtered(
+    filters: Sequence[RowFilter], context: PageContext, *, topic: RowTopic | None, scoped: bool
+) -> RowsAnswer:
     """Count and name the loaded rows that pass every filter; say how they were matched and what was unchecked."""
     items = context.items
     plural = context.page.item_label_plural
@@ -377,7 +244,7 @@ def answer_from_rows(
             f"no {context.page.item_label_plural} are loaded",
             context,
         )
-    filters, taken = _facet_filters(question, context)
+    filters, taken = facet_filters(question, context)
     topic = row_topic(question, vocabulary=vocabulary, lexicon=lexicon, taken=taken) if counting else None
     if topic is not None and not topic.concepts:
         if _TOPIC.search(question) and not filters:

@@ -32,26 +32,22 @@ from chat.services.conversations import (
     reply_lifecycle,
 )
 from evidence.citations.stream import StreamScrubber
-from evidence.citations.verify import verify_answer
 from evidence.claims.checker import ClaimRecord
 from evidence.concepts import Lexicon
-from evidence.sources import EvidenceSet
-from evidence.vocabulary import Vocabulary, load_vocabulary
+from evidence.vocabulary import load_vocabulary
 from research.ai_columns import LLM_REQUIRED_MESSAGE
-from research.badge import Badge, rate_computed, rate_prose, row_verdicts
+from research.badge import Badge, rate_computed
 from research.context import PROMPT_ITEMS, PageContext
 from research.extractive import CANNOT, COMPUTED, answer_from_rows, rows_evidence
 from research.holding_pen import pen_stage
-from research.payloads import ParsedPayload, check_payload, parse_payloads, payload_preview_cut, tidy_prose
+from research.payloads import ParsedPayload, check_payload, parse_payloads, payload_preview_cut
 from research.prompts import build_tray_prompt, build_tray_turn
 from research.registries import Page, page_payload_types, payload_type_get
-from research.row_topics import row_topic
+from research.reply_rating import badge_extras, payload_entries, prose_badge, trial_details, verified_reply
 from research.rules.intent import COLUMN, SEARCH, classify_request
 from research.rules.pubmed_query import build_pubmed_query
 from research.rules.trial_search import build_trial_search
 from research.tools import PageToolbox
-from trials import services as trial_services
-from trials.clients import CtgovError
 
 logger = structlog.get_logger(__name__)
 
@@ -64,41 +60,6 @@ EXAMPLES = {
     "trial_search_suggestion": '"phase 3 NSCLC trials that are recruiting"',
 }
 NO_CITATION_NOTICE = "This reply cites none of the loaded rows; treat statements about particular studies with care."
-
-
-def _payload_entries(payloads: list[ParsedPayload]) -> list[dict[str, Any]]:
-    return [
-        {"id": f"p{number}", "type": payload.type, "data": payload.data, "state": "pending"}
-        for number, payload in enumerate(payloads, start=1)
-    ]
-
-
-def _verified(text: str, evidence: EvidenceSet, *, repair: int) -> dict[str, Any]:
-    """Verify `text`'s citations; a reply that cites nothing keeps its prose (unverifiable identifiers removed)."""
-    verified = verify_answer(text=text, evidence=evidence, intent="research", repair_max_sources=repair, abstention="")
-    if not verified.abstained:
-        return {
-            "text": verified.text,
-            "citations": verified.citations,
-            "references": verified.references,
-            "confidence": verified.confidence,
-            "removed": verified.removed,
-            "flags": verified.flags,
-            "was_repaired": verified.was_repaired,
-            "density": verified.density,
-        }
-    scrubber = StreamScrubber(evidence)
-    scrubbed = tidy_prose(scrubber.feed(text) + scrubber.flush())
-    return {
-        "text": scrubbed,
-        "citations": [],
-        "references": [],
-        "confidence": "",
-        "removed": verified.removed,
-        "flags": verified.flags,
-        "was_repaired": False,
-        "density": 0.0,
-    }
 
 
 def _suggestion(page: Page, question: str) -> tuple[str, list[ParsedPayload]]:
@@ -133,26 +94,26 @@ def _rules_reply(
     names_rows = False
     if kind == SEARCH:
         prose, payloads = _suggestion(page, question)
-        verified = _verified(prose, evidence, repair=0)
+        verified = verified_reply(prose, evidence, repair=0)
         detail = f"Rule-based {page.search_payload}" if payloads else "No searchable terms found"
     elif kind == COLUMN:
-        verified = _verified(LLM_REQUIRED_MESSAGE, evidence, repair=0)
+        verified = verified_reply(LLM_REQUIRED_MESSAGE, evidence, repair=0)
         detail = "AI columns need a language model"
     else:
         answer = answer_from_rows(
             question=question, context=context, settings=settings, vocabulary=vocabulary, lexicon=lexicon
         )
         if answer.basis is not None:
-            verified = _verified(answer.text, evidence, repair=0)
+            verified = verified_reply(answer.text, evidence, repair=0)
             badge = rate_computed(answer.basis, format_floor=verified["confidence"])
             names_rows = answer.kind == COMPUTED and bool(verified["references"])
             detail = "The loaded rows cannot answer this" if answer.kind == CANNOT else "Computed from the loaded rows"
         else:
             checked = claim_checker(evidence, settings, ask_model=False).check(answer.text)
             claims, claims_removed = checked.records, checked.claims_removed
-            verified = _verified(checked.text, evidence, repair=settings.repair_max_sources if answer.cites else 0)
+            verified = verified_reply(checked.text, evidence, repair=settings.repair_max_sources if answer.cites else 0)
             verified["removed"] = checked.identifiers_removed + verified["removed"]
-            badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
+            badge = prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
             detail = "Extractive answer from the loaded rows"
     trace.add("generate", "Wrote the reply", f"{detail} (no language model)", intent=kind, provider="extractive")
     yield DeltaEvent(verified["text"])  # composed at once: one delta, one preview rendering
@@ -160,71 +121,20 @@ def _rules_reply(
         content=verified["text"],
         extras={
             **verified,
-            **_badge_extras(badge),
+            **badge_extras(badge),
             "claims": [record.to_dict() for record in claims],
             "claims_removed": claims_removed,
             "names_rows": names_rows,
             "provider": "extractive",
             "model": "",
             "intent": kind,
-            "payloads": _payload_entries(payloads),
+            "payloads": payload_entries(payloads),
             "dropped_payloads": [],
             "tool_calls": [],
             **({"error": {"code": "llm_failed", "message": notice, "notice": notice}} if notice else {}),
         },
         context={"intent": kind},
     )
-
-
-def _prose_badge(
-    question: str,
-    context: PageContext,
-    evidence: EvidenceSet,
-    verified: dict[str, Any],
-    claims: list[ClaimRecord],
-    claims_removed: list[dict[str, str]],
-    lexicon: Lexicon,
-    vocabulary: Vocabulary,
-) -> Badge:
-    """Rate a reply in prose: the rows it cites, judged against the question's topic, and its supported statements."""
-    topic = row_topic(question, vocabulary=vocabulary, lexicon=lexicon)
-    cited = [citation["doc_id"] for citation in verified["citations"]]
-    verdicts = row_verdicts(
-        topic=topic, evidence=evidence, doc_ids=cited, items={item.source.doc_id: item for item in context.items}
-    )
-    return rate_prose(
-        verdicts=verdicts,
-        format_floor=verified["confidence"],
-        claims_shown=sum(1 for record in claims if record.supported),
-        claims_removed=len(claims_removed),
-        density=verified["density"],
-    )
-
-
-def _badge_extras(badge: Badge | None) -> dict[str, Any]:
-    """Return the badge as reply extras; `confidence_detail` becomes its trace step after verification."""
-    if badge is None:
-        return {"confidence": "", "confidence_reasons": []}
-    rated = badge.confidence
-    return {"confidence": rated.level, "confidence_reasons": rated.reasons, "confidence_detail": badge.detail}
-
-
-def _trial_details(tool_calls: list[dict[str, Any]]) -> list[ParsedPayload]:
-    """Return a `trial_details` payload for each trial a successful get_trial call fetched."""
-    payload_type = payload_type_get("trial_details")
-    payloads: list[ParsedPayload] = []
-    seen: set[str] = set()
-    for call in tool_calls:
-        nct_id = str((call.get("arguments") or {}).get("nct_id", "")).upper()
-        if call.get("name") != "get_trial" or call.get("is_error") or not nct_id or nct_id in seen:
-            continue
-        seen.add(nct_id)
-        try:
-            details = trial_services.get_trial(nct_id=nct_id)  # cached by the tool call a moment ago
-            payloads.append(ParsedPayload(payload_type.name, check_payload(payload_type, details.payload)))
-        except (CtgovError, ValueError) as exc:
-            logger.warning("payload_dropped", payload_type=payload_type.name, reason=str(exc))
-    return payloads
 
 
 def _llm_reply(
@@ -273,14 +183,14 @@ def _llm_reply(
     parsed = parse_payloads(generation.text, types=types)
     payloads = parsed.payloads
     if "trial_details" in page.payload_types:
-        payloads = payloads + _trial_details(generation.tool_calls)
+        payloads = payloads + trial_details(generation.tool_calls)
     checked = checker.check(parsed.prose)
     claims, claims_removed = checked.records, checked.claims_removed
-    verified = _verified(checked.text, evidence, repair=0)
+    verified = verified_reply(checked.text, evidence, repair=0)
     verified["removed"] = checked.identifiers_removed + verified["removed"]
     badge = None
     if verified["references"] or not payloads:
-        badge = _prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
+        badge = prose_badge(question, context, evidence, verified, claims, claims_removed, lexicon, vocabulary)
     trace.add(
         "generate",
         "Wrote the reply",
@@ -300,14 +210,14 @@ def _llm_reply(
         content=verified["text"],
         extras={
             **verified,
-            **_badge_extras(badge),
+            **badge_extras(badge),
             "claims": [record.to_dict() for record in claims],
             "claims_removed": claims_removed,
             "names_rows": False,
             "provider": provider.name,
             "model": settings.model,
             "intent": "model",
-            "payloads": _payload_entries(payloads),
+            "payloads": payload_entries(payloads),
             "dropped_payloads": [{"type": d.type, "reason": d.reason, "excerpt": d.excerpt} for d in parsed.dropped],
             "tool_calls": generation.tool_calls,
             **({"error": {"code": "unverified", "message": notice, "notice": notice}} if notice else {}),

@@ -177,3 +177,16 @@ def test_an_unregistered_task_name_is_a_clear_error() -> None:
 
     with pytest.raises(LookupError, match=r"pubmed\.tasks\.no_such_task"):
         task_named("pubmed.tasks.no_such_task")
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_product_module_is_over_400_lines() -> None:
+    """A module that outgrows one screenful of concerns is split where its parts separate."""
+    long = {
+        str(path.relative_to(BASE_DIR)): lines
+        for path in _modules()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

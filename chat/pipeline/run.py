@@ -16,8 +16,9 @@ from chat.pipeline.events import DoneEvent, PipelineEvent, StatusEvent
 from chat.pipeline.format import answer_result
 from chat.pipeline.generate import generate
 from chat.pipeline.judge import admit, judge_evidence, needs_live_search
+from chat.pipeline.live_search import search_live
 from chat.pipeline.result import AnswerResult
-from chat.pipeline.retrieve import library_lookup, retraction_note, search_abstracts, search_live
+from chat.pipeline.retrieve import library_lookup, retraction_note, search_abstracts
 from chat.pipeline.state import AnswerRun
 from chat.pipeline.support import check_support
 from chat.pipeline.understand import understand

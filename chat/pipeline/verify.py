@@ -4,7 +4,7 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 from __future__ import annotations
 
 from chat.pipeline.judge import judge_tool_sources
-from chat.pipeline.retrieve import phrases
+from chat.pipeline.live_search import phrases
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer

@@ -27,7 +27,7 @@ from PIL import Image
 from rest_framework.authtoken.models import Token, TokenProxy
 
 from chat.models import Conversation
-from evidence.admin import CuratorEditableAdmin
+from evidence.admin_base import CuratorEditableAdmin
 from evidence.models import (
     Abbreviation,
     AnchorScenario,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chat.answer_settings import answer_settings
-from chat.pipeline.retrieve import live_search_query
+from chat.pipeline.live_search import live_search_query
 from chat.pipeline.state import AnswerRun
 from chat.pipeline.understand import understand
 

@@ -1,0 +1,98 @@
+"""Admin pages of the vocabulary the answers are judged with: tags, abbreviations, anchor scenarios,
+classification rules and decision aids (registered when `evidence.admin` is loaded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import F, Func, Q, QuerySet, TextField, Value
+from django.http import HttpRequest
+from django.utils.html import format_html
+
+from evidence.admin_base import CuratorEditableAdmin
+from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, DecisionAid, Tag
+
+
+@admin.register(Tag)
+class TagAdmin(CuratorEditableAdmin):
+    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term")
+    list_filter = ("kind", "is_imaging_term")
+    search_fields = ("code", "label", "synonyms")
+    autocomplete_fields = ("broader",)
+    ordering = ("kind", "code")
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> Any:
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        synonyms = Func(F("synonyms"), Value(" | "), function="array_to_string", output_field=TextField())
+        return (
+            queryset.annotate(_synonyms=synonyms).filter(
+                Q(code__icontains=term) | Q(label__icontains=term) | Q(_synonyms__icontains=term)
+            ),
+            False,
+        )
+
+    @admin.display(description="synonyms")
+    def synonym_count(self, obj: Tag) -> int:
+        return len(obj.synonyms)
+
+
+@admin.register(Abbreviation)
+class AbbreviationAdmin(CuratorEditableAdmin):
+    list_display = ("term", "expansion_list", "case_sensitive")
+    list_filter = ("case_sensitive",)
+    search_fields = ("term",)
+    ordering = ("term",)
+
+    @admin.display(description="stands for")
+    def expansion_list(self, obj: Abbreviation) -> str:
+        return ", ".join(obj.expansions)
+
+
+@admin.register(AnchorScenario)
+class AnchorScenarioAdmin(CuratorEditableAdmin):
+    list_display = ("key", "title", "tag_list", "anchor_count")
+    search_fields = ("key", "title")
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: AnchorScenario) -> str:
+        return ", ".join([*obj.disease_tags, *obj.decision_tags])
+
+    @admin.display(description="anchor studies")
+    def anchor_count(self, obj: AnchorScenario) -> int:
+        return obj.anchor_studies().count()
+
+
+@admin.register(ClassificationRule)
+class ClassificationRuleAdmin(CuratorEditableAdmin):
+    list_display = ("name", "classification", "priority", "disease_list", "decision_list", "anchor_scenario")
+    list_select_related = ("anchor_scenario",)
+    search_fields = ("name", "classification")
+    list_filter = ("anchor_scenario",)
+
+    @admin.display(description="disease tags (all)")
+    def disease_list(self, obj: ClassificationRule) -> str:
+        return ", ".join(obj.disease_tags)
+
+    @admin.display(description="decision tags (any)")
+    def decision_list(self, obj: ClassificationRule) -> str:
+        return ", ".join(obj.decision_tags)
+
+
+@admin.register(DecisionAid)
+class DecisionAidAdmin(CuratorEditableAdmin):
+    list_display = ("title", "thumbnail", "tag_list", "source", "is_active")
+    list_filter = ("is_active",)
+    search_fields = ("title", "caption")
+    autocomplete_fields = ("source",)
+    list_select_related = ("source",)
+
+    @admin.display(description="image")
+    def thumbnail(self, obj: DecisionAid) -> str:
+        return format_html('<img src="{}" alt="{}" style="max-height:48px">', obj.image.url, obj.alt_text)
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: DecisionAid) -> str:
+        return f"{', '.join(obj.disease_tags)} / {', '.join(obj.decision_tags)}"
