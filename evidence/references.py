@@ -164,6 +164,30 @@ def evidence_quality_badges(source: EvidenceSource, *, today_year: int | None = 
     return badges
 
 
+# At most this many badges beside a reference, the level of evidence counted; the one quality badge shown
+# is the first of these it earned. "Practical Guidance" says what "Guideline" already says.
+MAX_BADGES = 3
+QUALITY_BADGE_ORDER = ("Landmark Trial", "Anchor Guideline", "Gold Standard", "Highly Cited", "Recent")
+
+
+def shown_badges(*, study_type: str, origins: Sequence[str], quality: Sequence[str]) -> list[str]:
+    """Return the badges a reader sees beside a reference besides its level of evidence: the study type (only
+    where no level is shown, which says it), where it came from, and its best quality badge - at most
+    MAX_BADGES with the level, none saying what another says.
+
+    `study_type` is "" when the level of evidence is shown; "PubMed", where the link lands, is not a type
+    (the identifiers already say it).
+    """
+    shown = [study_type] if study_type and study_type != "PubMed" else []
+    shown += list(origins[:1])
+    shown += [badge for badge in QUALITY_BADGE_ORDER if badge in quality][:1]
+    unique: list[str] = []
+    for badge in shown:
+        if badge.lower() not in {kept.lower() for kept in unique}:
+            unique.append(badge)
+    return unique[: MAX_BADGES - (0 if study_type else 1)]
+
+
 def _fallback_title(source: EvidenceSource) -> str:
     if source.pmid:
         return f"PubMed record {source.pmid}"
@@ -204,13 +228,13 @@ def format_reference(source: EvidenceSource, *, origins: Iterable[str] = ()) -> 
     seen_origins.sort(key=lambda origin: list(ORIGIN_BADGES).index(origin) if origin in ORIGIN_BADGES else 99)
     reference["source_badge"] = source_badge(source)
     reference["quality_badges"] = evidence_quality_badges(source)
-    badges = [reference["source_badge"], *reference["quality_badges"]]
-    badges.extend(ORIGIN_BADGES[origin] for origin in seen_origins if origin in ORIGIN_BADGES)
-    badges.extend(
-        quality_badges(kind=source.kind, publication_types=source.publication_types, strength=source.strength)
-    )
-    reference["badges"] = list(dict.fromkeys(badges))
     level = source.level
+    kind_badges = quality_badges(kind=source.kind, publication_types=source.publication_types)
+    reference["badges"] = shown_badges(
+        study_type="" if level is not None else next(iter(kind_badges), reference["source_badge"]),
+        origins=[ORIGIN_BADGES[origin] for origin in seen_origins if origin in ORIGIN_BADGES],
+        quality=reference["quality_badges"],
+    )
     if level is not None:
         reference["evidence_level"] = level.level
         reference["evidence_level_label"] = level.label

@@ -94,7 +94,7 @@ def test_ask_returns_the_ask_json(api, user, library):
         "journal": "N Engl J Med",
         "year": 2022,
         "study_name": "DELIVER",
-        "badges": ["PubMed", "Gold Standard", "Landmark Trial", "Curated library", "Trial", "High strength"],
+        "badges": ["Curated library", "Landmark Trial"],  # beside the level of evidence ("RCT"): three in all
         "source_badge": "PubMed",
         "quality_badges": ["Gold Standard", "Landmark Trial"],
         "evidence_level": "rct",

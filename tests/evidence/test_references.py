@@ -100,15 +100,8 @@ def test_reference_carries_identifiers_direct_url_authors_journal_year_and_badge
         "study_name": "EMPEROR-Preserved",
         "source_badge": "PubMed",
         "quality_badges": ["Gold Standard", "Landmark Trial"],
-        "badges": [
-            "PubMed",
-            "Gold Standard",
-            "Landmark Trial",
-            "Curated library",
-            "PubMed abstract",
-            "Trial",
-            "High strength",
-        ],
+        # No level of evidence stored: the type, the library it came from first, its best quality badge.
+        "badges": ["Trial", "Curated library", "Landmark Trial"],
         "retracted": False,
     }
 
@@ -143,7 +136,7 @@ def test_reference_of_an_abstract_lists_first_author_et_al():
     )
     reference = format_reference(source)
     assert reference["authors"] == "Reinert T et al."
-    assert reference["badges"] == ["PubMed", "PubMed abstract", "Multicenter study"]
+    assert reference["badges"] == ["Multicenter study", "PubMed abstract"]
     assert reference["quality_badges"] == []  # not recent, no stored strength or citation count
     assert "doi" not in reference and "nct" not in reference
 
@@ -213,3 +206,21 @@ def test_reference_of_a_paper_under_an_expression_of_concern_says_so():
         True, False, "Cohort / case-control"
     )
     assert "expression_of_concern" not in format_reference(replace(source, expression_of_concern=False))
+
+
+@pytest.mark.parametrize(
+    ("study_type", "origins", "quality", "shown"),
+    [
+        # The level of evidence is shown ("RCT"): two more at most, none repeating it.
+        ("", ["Curated library"], ["Gold Standard", "Landmark Trial"], ["Curated library", "Landmark Trial"]),
+        # No level: the type, where it came from, the best quality badge.
+        ("Guideline", ["Live search"], ["Practical Guidance", "Recent"], ["Guideline", "Live search", "Recent"]),
+        # "PubMed" is where the link lands, not a type; repeats in other letter case are one badge.
+        ("PubMed", ["PubMed abstract", "Live search"], [], ["PubMed abstract"]),
+        ("Meta-analysis", ["Meta-Analysis"], [], ["Meta-analysis"]),
+    ],
+)
+def test_a_reference_shows_at_most_three_badges_and_none_twice(study_type, origins, quality, shown):
+    from evidence.references import shown_badges
+
+    assert shown_badges(study_type=study_type, origins=origins, quality=quality) == shown
