@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chat.answer_settings import AnswerSettings
+from chat.pipeline.trace_words import step_sentence
 from chat.providers.base import Generation, ProviderError
 from evidence.citations.verify import VerifiedAnswer
 from evidence.claims.checker import ClaimRecord, SupportChecker
@@ -125,10 +126,12 @@ class AnswerRun:
     def record(self, step: TraceStep) -> None:
         """Append `step` to the trace with the time spent since the previous step."""
         now = time.monotonic()
+        again = any(recorded["step"] == step.step for recorded in self.trace)
         self.trace.append(
             {
                 "step": step.step,
                 "label": step.label,
+                "summary": step_sentence(step.step, step.label, step.data, again=again),
                 "detail": step.detail,
                 "duration_ms": int((now - self._mark) * 1000),
                 "data": step.data,

@@ -85,6 +85,8 @@ def test_chat_references_carry_level_badges_and_the_trace_names_the_retracted_st
     ]
     assert references.locator(".badge.retracted").count() == 0
     trace = answer.locator(".chat-trace")
-    trace.locator("summary").click()
-    assert f"1 retracted abstract was excluded: PMID 29522134 ({kdigo_retracted})" in trace.inner_text()
+    trace.locator("summary").first.click()
+    step = trace.locator("li", has_text="Left out 1 retracted paper or retraction notice.")
+    step.locator("summary").click()  # the developer's line, folded under the reader's sentence
+    assert f"1 retracted abstract was excluded: PMID 29522134 ({kdigo_retracted})" in step.inner_text()
     context.close()

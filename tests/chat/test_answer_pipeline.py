@@ -108,7 +108,7 @@ def test_trace_records_every_step_and_the_settings_hash(library):
     by_step = {step["step"]: step["data"] for step in result.trace}
     assert by_step["classify"]["anchor_scenario"] == "dapt_hbr"
     assert by_step["judge"]["sufficiency"]["external_search"] is False  # an anchor pack matched
-    assert all(set(step) == {"step", "label", "detail", "duration_ms", "data"} for step in result.trace)
+    assert all(set(step) == {"step", "label", "summary", "detail", "duration_ms", "data"} for step in result.trace)
     assert result.settings_hash == settings.short_hash()
     assert result.ask_json()["settings_hash"] == settings.short_hash()
     assert set(result.ask_json()) >= {"answer", "citations", "references", "confidence", "abstained", "trace"}

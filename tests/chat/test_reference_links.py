@@ -69,7 +69,9 @@ def test_the_trace_names_tags_not_codes(library, client, user) -> None:
     assert understand["data"]["tags"], "the question names tagged conditions"
     client.force_login(user)
     html = lxml.html.fromstring(client.get(f"/chat/{conversation.pk}/").content.decode())
-    trace = html.cssselect(f"#message-{answer.pk} .chat-trace li")[0].text_content()
+    first = html.cssselect(f"#message-{answer.pk} .chat-trace li")[0]
+    assert first.text_content().startswith("Read the question as one about colon cancer")
+    trace = first.cssselect(".trace-detail")[0].text_content().removeprefix("Details")
     assert trace.startswith("Understood the question: Disease tags: ")
     codes = [code for code in understand["data"]["tags"] if "_" in code or code.islower()]
     shown = trace.split("; PICO by")[0]

@@ -83,6 +83,12 @@ def test_asking_without_javascript_posts_and_redirects_to_the_answer(client, use
     assert "Anker SD et al." in page and "<em>N Engl J Med</em> 2021" in page
     assert '<span class="badge">Curated library</span>' in page
     assert "<summary>How this answer was built</summary>" in page
+    # Each step in one plain sentence; the developer's line (scores, thresholds) folded under "Details".
+    trace = page[page.index("<summary>How this answer was built</summary>"):]
+    steps = re.findall(r"<li>([^<]+?) <details class=\"trace-detail\"><summary>Details</summary>", trace)
+    assert steps[0].startswith("Read the question as one about heart failure")
+    assert any(step.startswith("Checked every statement against the source it cites") for step in steps)
+    assert not any(re.search(r"[<≥≤]|\d\.\d\d", step) for step in steps)
 
 
 def test_follow_up_question_is_added_to_the_conversation(client, user, library):

@@ -1,0 +1,60 @@
+""""How this answer was built" in the reader's words: one plain sentence per step, no scores or thresholds."""
+
+import json
+import re
+
+import pytest
+
+from chat.pipeline.trace_words import step_sentence
+
+CONCEPTS = json.dumps(
+    [
+        {"label": "atrial fibrillation", "role": "condition", "weight": 1.0},
+        {"label": "chronic kidney disease", "role": "condition", "weight": 1.0},
+        {"label": "anticoagulation", "role": "decision", "weight": 1.0},
+    ]
+)
+JUDGEMENTS = [
+    {"doc_id": "pmid:1", "addresses": True, "score": 0.81},
+    {"doc_id": "pmid:2", "addresses": True, "score": 0.77},
+    {"doc_id": "pmid:3", "addresses": False, "score": 0.43},
+]
+
+
+@pytest.mark.parametrize(
+    ("step", "data", "sentence"),
+    [
+        ("understand", {"concepts": CONCEPTS},
+         "Read the question as one about atrial fibrillation and chronic kidney disease, "
+         "asking about anticoagulation."),
+        ("understand", {"concepts": "[]"},
+         "Found no condition or treatment decision the library knows in the question."),
+        ("judge", {"judgements": JUDGEMENTS},
+         "Kept 2 sources that address the question and set 1 aside as not about it."),
+        ("live_search", {"ran": True, "unavailable": True, "errors": ["x"]},
+         "Could not reach PubMed, so only stored evidence was used."),
+        ("generate", {"provider": "anthropic", "composed_by": "extractive"},
+         "The language model failed, so the answer quotes the sources' own sentences instead."),
+        ("support", {"claims": [{"supported": True}], "removed": [{"kind": "claim", "verdict": "contradicted"}]},
+         "Checked every statement against the source it cites: 1 supported, 1 removed "
+         "(1 because the source says otherwise)."),
+        ("confidence", {"confidence": "YELLOW", "reasons": ["only one source addresses the decision"]},
+         "YELLOW: only one source addresses the decision."),
+    ],
+)
+def test_each_step_reads_as_one_plain_sentence(step, data, sentence):
+    said = step_sentence(step, "Label", data)
+    assert said == sentence
+    assert not re.search(r"\d\.\d\d|[<≥≤]|score|threshold", said)  # no developer detail
+
+
+def test_a_step_run_again_after_the_live_search_says_so():
+    said = step_sentence("judge", "Judged which evidence addresses the question", {"judgements": JUDGEMENTS},
+                         again=True)
+    assert said == "Again, with what PubMed returned: kept 2 sources that address the question and set 1 aside as " \
+                   "not about it."
+
+
+def test_a_step_without_a_sentence_or_with_unreadable_data_shows_its_label():
+    assert step_sentence("new_step", "Did something new", {}) == "Did something new."
+    assert step_sentence("judge", "Judged the evidence", {"judgements": "not json"}) == "Judged the evidence."
