@@ -35,6 +35,7 @@ def classify_question(run: AnswerRun) -> TraceStep:
             if classification.anchor_scenario
             else "; no anchor scenario"
         )
-        + (f"; excluded MeSH: {', '.join(classification.excluded_mesh)}" if classification.excluded_mesh else ""),
+        # MeSH headings carry commas ("Diabetes Mellitus, Type 2"): separated by ' | ' they cannot be misread.
+        + (f"; excluded MeSH: {' | '.join(classification.excluded_mesh)}" if classification.excluded_mesh else ""),
         {**classification.to_dict(), "anchors": [study.study_name for study in run.anchors]},
     )

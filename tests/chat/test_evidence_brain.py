@@ -41,6 +41,8 @@ def test_af_ckd_question_is_answered_from_the_anchor_pack_without_any_external_r
     assert trace["understand"]["pico"]["primary_decision_tag"] == "anticoagulation"
     assert trace["classify"]["anchor_scenario"] == "af_ckd_anticoagulation"
     assert "Primary Prevention" in trace["classify"]["excluded_mesh"]
+    classify = next(step for step in result.trace if step["step"] == "classify")
+    assert "Diabetes Mellitus | Diabetes Mellitus, Type 2" in classify["detail"]  # not "Diabetes Mellitus, Diabetes.."
     sufficiency = trace["judge"]["sufficiency"]
     assert sufficiency["score"] >= 70 and sufficiency["external_search"] is False
     assert "live_search" not in trace
