@@ -85,6 +85,8 @@ def _judge(data: Mapping[str, Any]) -> str:
 
 def _rank(data: Mapping[str, Any]) -> str:
     kept = len(_loaded(data.get("kept")) or [])
+    if not kept:
+        return "No source was left to put in order."
     return f"Put the {_count(kept, 'kept source', 'kept sources')} in order, the curated anchor studies first."
 
 
@@ -165,11 +167,12 @@ _WRITERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 
 
 def step_sentence(step: str, label: str, data: Mapping[str, Any], *, again: bool = False) -> str:
-    """Return the reader's sentence for one step; `again` for a step run a second time (after the live search)."""
+    """Return the reader's sentence for one step; `again` for a step run a second time (after the live search,
+    whether or not it reached PubMed)."""
     writer = _WRITERS.get(step)
     try:
         sentence = writer(data) if writer else ""
     except (AttributeError, KeyError, TypeError, ValueError):  # data in an older shape: the label says enough
         sentence = ""
     sentence = sentence or f"{label}."
-    return f"Again, with what PubMed returned: {sentence[0].lower()}{sentence[1:]}" if again else sentence
+    return f"Judged again after the live search: {sentence[0].lower()}{sentence[1:]}" if again else sentence

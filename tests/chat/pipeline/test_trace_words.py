@@ -51,8 +51,9 @@ def test_each_step_reads_as_one_plain_sentence(step, data, sentence):
 def test_a_step_run_again_after_the_live_search_says_so():
     said = step_sentence("judge", "Judged which evidence addresses the question", {"judgements": JUDGEMENTS},
                          again=True)
-    assert said == "Again, with what PubMed returned: kept 2 sources that address the question and set 1 aside as " \
-                   "not about it."
+    assert said == "Judged again after the live search: kept 2 sources that address the question and set 1 aside " \
+                   "as not about it."
+    assert step_sentence("rank", "Ranked", {"kept": []}) == "No source was left to put in order."
 
 
 def test_a_step_without_a_sentence_or_with_unreadable_data_shows_its_label():
