@@ -44,6 +44,12 @@ def concepts_of(question, seeded):
             "Remodeling of the left ventricle after myocardial infarction.",
             1,
         ),
+        # Drug and outcome shorthand a cardiologist types (the HFpEF question abstained before these rows).
+        ("HFpEF: does empa reduce HF hosp?", "Empagliflozin reduced hospitalisation for heart failure with preserved "
+         "ejection fraction.", 1.0),
+        ("dapa in HFpEF?", "Dapagliflozin in heart failure with preserved ejection fraction.", 1.0),
+        ("DAPT in HBR patients after PCI?", "Dual antiplatelet therapy in patients at high bleeding risk "
+         "after percutaneous coronary intervention.", 1.0),
     ],
 )
 def test_shorthand_in_the_question_is_found_in_the_source_wording(seeded, question, source, covered):
@@ -104,3 +110,11 @@ def test_british_spellings_fold_to_american():
 )
 def test_a_long_word_matches_its_variants_the_stemmer_keeps_apart(word, text, found):
     assert TextIndex(text).has(TextIndex(word).stems and tuple(TextIndex(word).stems)) is found
+
+
+def test_psa_in_mixed_case_is_not_prostate_specific_antigen(seeded):
+    """"PsA" (Pseudomonas aeruginosa in an infection question, psoriatic arthritis in another) is not "PSA"."""
+    labels = [concept.label.lower() for concept in concepts_of("PsA pneumonia: which antibiotic?", seeded)]
+    assert "prostate-specific antigen" not in labels
+    labels = [concept.label.lower() for concept in concepts_of("PSA screening in men over 70?", seeded)]
+    assert "prostate-specific antigen" in labels or "psa" in labels
