@@ -248,11 +248,15 @@ def question_concepts(
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
         taken.append(age.span())
+    # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
+    # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
+    tagged = {form for concept in concepts for form in concept.forms}
     for written, forms in lexicon.exact.items():
         for found in re.finditer(rf"(?<!\w){re.escape(written)}(?!\w)", question):
             if not any(start <= found.start() < end for start, end in taken):
                 taken.append(found.span())
-                concepts.append(Concept(written, TOPIC, forms, 1.0))
+                if not set(forms) & tagged - {form_of(written)}:
+                    concepts.append(Concept(written, TOPIC, forms, 1.0))
     surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
     words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
     index = 0
@@ -283,7 +287,7 @@ def question_concepts(
         surface.append((written, lexicon.expand(form)))
     weights = rarity([word for word, _ in surface]) if rarity else {}
     for word, forms in dict((w, f) for w, f in surface).items():
-        if any(concept.forms == forms for concept in concepts):
+        if any(concept.forms == forms for concept in concepts) or set(forms) & tagged - {form_of(word)}:
             continue
         concepts.append(Concept(word, TOPIC, forms, weights.get(word, 1.0)))
     if older:

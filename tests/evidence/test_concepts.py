@@ -82,6 +82,8 @@ def test_older_age_in_any_wording_is_one_population_concept(seeded):
         ("Metformin in patients diagnosed with prediabetes?", ["metformin", "prediabetes"]),
         ("How is PE diagnosed in pregnancy?", ["diagnosis", "PE", "pregnancy"]),
         ("Is apixaban OK in ESRD?", ["anticoagulation", "dialysis / end-stage kidney disease"]),
+        # HD (haemodialysis) is another wording of the dialysis condition ESRD named, not a topic of its own
+        ("Is apixaban safe in ESRD on HD?", ["anticoagulation", "dialysis / end-stage kidney disease"]),
     ],
 )
 def test_concepts_are_what_the_question_is_about_not_how_it_is_asked(seeded, question, labels):
