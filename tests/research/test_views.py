@@ -126,6 +126,10 @@ def test_asking_without_javascript_redirects_back_to_the_answer(logged_in, melan
         .text_content()
         .startswith("3 of the 3 loaded trials match Recruiting:")
     )
+    # The tray's steps have no reader's sentence yet: each shows its line whole, nothing folded away.
+    steps = [li.text_content() for li in html.cssselect(f"#message-{answer.pk} .chat-trace li")]
+    assert any(step.startswith("Wrote the reply: Computed from the loaded rows") for step in steps), steps
+    assert not html.cssselect(f"#message-{answer.pk} .chat-trace li .trace-detail")
 
 
 @pytest.mark.parametrize(
