@@ -25,10 +25,17 @@ class Trace:
 
     def add(self, step: str, label: str, detail: str, **data: Any) -> None:
         """Record a finished step with its duration and structured data."""
+        self.record(step, label, detail, data)
+
+    def record(self, step: str, label: str, detail: str, data: dict[str, Any], *, summary: str = "") -> None:
+        """Record a finished step; `summary` is the reader's sentence (`chat.pipeline.trace_words`), shown with
+        `label: detail` folded under it."""
         now = time.monotonic()
-        self.steps.append(
-            {"step": step, "label": label, "detail": detail, "duration_ms": int((now - self.mark) * 1000), "data": data}
-        )
+        entry: dict[str, Any] = {"step": step, "label": label}
+        if summary:
+            entry["summary"] = summary
+        entry.update(detail=detail, duration_ms=int((now - self.mark) * 1000), data=data)
+        self.steps.append(entry)
         self.mark = now
 
 

@@ -7,12 +7,12 @@ Each step reads what earlier steps put on the `AnswerRun`, adds its own part, an
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chat.answer_settings import AnswerSettings
+from chat.generation import Trace
 from chat.pipeline.trace_words import step_sentence
 from chat.providers.base import Generation, ProviderError
 from evidence.citations.verify import VerifiedAnswer
@@ -119,25 +119,27 @@ class AnswerRun:
     confidence: str = ""
     abstention: dict[str, str] = field(default_factory=dict)
     confidence_reasons: list[str] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    _mark: float = field(default_factory=time.monotonic, repr=False)
+    tracer: Trace = field(default_factory=Trace, repr=False)
+
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        """The steps recorded so far, as "How this answer was built" shows them."""
+        return self.tracer.steps
+
+    @property
+    def started(self) -> float:
+        return self.tracer.started
 
     def record(self, step: TraceStep) -> None:
-        """Append `step` to the trace with the time spent since the previous step."""
-        now = time.monotonic()
+        """Add `step` to the trace (the one trace builder, `chat.generation.Trace`) with its reader's sentence."""
         again = any(recorded["step"] == step.step for recorded in self.trace)
-        self.trace.append(
-            {
-                "step": step.step,
-                "label": step.label,
-                "summary": step_sentence(step.step, step.label, step.data, again=again),
-                "detail": step.detail,
-                "duration_ms": int((now - self._mark) * 1000),
-                "data": step.data,
-            }
+        self.tracer.record(
+            step.step,
+            step.label,
+            step.detail,
+            step.data,
+            summary=step_sentence(step.step, step.label, step.data, again=again),
         )
-        self._mark = now
 
     def require_pico(self) -> Pico:
         """Return the PICO; the understand step must have run."""
