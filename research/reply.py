@@ -16,10 +16,11 @@ from typing import Any
 import structlog
 
 from chat.answer_settings import AnswerSettings, answer_settings
-from chat.generation import Trace, generation_events
 from chat.models import Conversation, Message
 from chat.pipeline.events import DeltaEvent, PipelineEvent, ResetEvent, StatusEvent
+from chat.pipeline.generation import generation_events
 from chat.pipeline.support import claim_checker
+from chat.prompts import PROVIDER_FAILURE_MESSAGE
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, ProviderError
 from chat.selectors import conversation_history
@@ -31,6 +32,7 @@ from chat.services.conversations import (
     check_question,
     reply_lifecycle,
 )
+from chat.trace import Trace
 from evidence.citations.stream import StreamScrubber
 from evidence.claims.checker import ClaimRecord
 from evidence.concepts import Lexicon
@@ -134,6 +136,35 @@ def _rules_reply(
             **({"error": {"code": "llm_failed", "message": notice, "notice": notice}} if notice else {}),
         },
         context={"intent": kind},
+    )
+
+
+def _failed_reply(exc: ProviderError, settings: AnswerSettings) -> Reply:
+    """The reply when the model failed and `fallback_to_extractive` is off: chat's message, nothing cited."""
+    message = PROVIDER_FAILURE_MESSAGE.format(reason=exc.message.rstrip("."))
+    return Reply(
+        content=message,
+        extras={
+            "text": message,
+            "citations": [],
+            "references": [],
+            "removed": [],
+            "flags": [],
+            "was_repaired": False,
+            "density": 0.0,
+            **badge_extras(None),
+            "claims": [],
+            "claims_removed": [],
+            "names_rows": False,
+            "provider": settings.provider,
+            "model": settings.model,
+            "intent": "",
+            "payloads": [],
+            "dropped_payloads": [],
+            "tool_calls": [],
+            "error": {**exc.as_dict(), "notice": message},
+        },
+        context={"intent": ""},
     )
 
 
@@ -259,12 +290,17 @@ def _reply_core(
             )
         except ProviderError as exc:
             logger.warning("llm_provider_error", provider=settings.provider, code=exc.code, error=exc.message)
-            notice = f"The language model could not answer ({exc.message.rstrip('.')}); this reply was built by rules."
             trace.add("generate", "The language model failed", f"{exc.code}: {exc.message}", error=exc.as_dict())
             yield ResetEvent(exc.code)
-            outcome = yield from _rules_reply(
-                page=page, context=context, question=question, settings=settings, trace=trace, notice=notice
-            )
+            if settings.fallback_to_extractive:  # chat's rule: the evidence answers when the model cannot
+                reason = exc.message.rstrip(".")
+                notice = f"The language model could not answer ({reason}); this reply was built by rules."
+                outcome = yield from _rules_reply(
+                    page=page, context=context, question=question, settings=settings, trace=trace, notice=notice
+                )
+            else:
+                outcome = _failed_reply(exc, settings)
+                yield DeltaEvent(outcome.content)
     claims_removed = outcome.extras.get("claims_removed", [])
     trace.add(
         "verify",

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 
 import structlog
 
-# A module import: chat.generation imports chat.pipeline.events, so importing it first reaches this
-# module while chat.generation is still half-initialised.
-from chat import generation
 from chat.pipeline.events import PipelineEvent, ResetEvent, StatusEvent
+from chat.pipeline.generation import generation_events
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.pipeline.support import checker_for
 from chat.prompts import build_system_prompt
@@ -73,7 +71,7 @@ def _streamed(run: AnswerRun, provider: Provider, request: GenerationRequest) ->
     """Run `provider` through the one provider-event loop; store its final `Generation` on the run."""
     assert run.evidence is not None and run.checker is not None
     scrubber = StreamScrubber(run.evidence, screen=run.checker.screen)
-    for event in generation.generation_events(provider, request, scrubber):
+    for event in generation_events(provider, request, scrubber):
         if isinstance(event, Generation):
             run.generation = event
         else:

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chat.answer_settings import AnswerSettings
-from chat.generation import Trace
 from chat.pipeline.trace_words import step_sentence
 from chat.providers.base import Generation, ProviderError
+from chat.trace import Trace
 from evidence.citations.verify import VerifiedAnswer
 from evidence.claims.checker import ClaimRecord, SupportChecker
 from evidence.classification import Classification
@@ -131,7 +131,7 @@ class AnswerRun:
         return self.tracer.started
 
     def record(self, step: TraceStep) -> None:
-        """Add `step` to the trace (the one trace builder, `chat.generation.Trace`) with its reader's sentence."""
+        """Add `step` to the trace (the one trace builder, `chat.trace.Trace`) with its reader's sentence."""
         again = any(recorded["step"] == step.step for recorded in self.trace)
         self.tracer.record(
             step.step,

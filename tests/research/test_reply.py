@@ -263,6 +263,21 @@ def test_when_the_model_fails_the_rules_answer_with_a_notice(research_llm, melan
     assert message.extras["error"]["notice"].endswith("; this reply was built by rules.")
 
 
+def test_with_fallback_off_a_failed_model_gets_chat_s_message_not_a_rules_reply(
+    research_llm, melanoma_search, user, settings
+) -> None:
+    """One fall-back rule for chat and the trays: `fallback_to_extractive` off means no answer built without it."""
+    settings.ANSWER_SETTINGS = {**settings.ANSWER_SETTINGS, "fallback_to_extractive": False}
+    research_llm.script(HttpError(529, "overloaded_error", "Overloaded"))
+
+    message = ask(user, TRIALSCOUT, "Which of these are recruiting?")
+
+    assert message.content.startswith("The language model could not answer (Anthropic is overloaded")
+    assert message.content.endswith("Your question is saved; please try again in a moment.")
+    assert message.extras["references"] == [] and message.extras["confidence"] == ""
+    assert message.extras["error"]["code"] and message.extras["error"]["notice"] == message.content
+
+
 def test_an_empty_question_stores_nothing(user) -> None:
     conversation = Conversation.objects.create(user=user, app="trialscout")
 
