@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import F, Func, Q, QuerySet, TextField, Value
 
-from evidence.models import ResultContext, Study
+from evidence.models import Abbreviation, AnchorScenario, ResultContext, Study
 from evidence.text import without_instructions
 
 VERIFIED_REFERENCES_LIMIT = 8
@@ -157,3 +157,32 @@ def studies_found_retracted(*, studies: Iterable[Study]) -> set[int]:
         .values_list("study_id", "retracted")
     )
     return {study_id for study_id, retracted in latest if retracted}
+
+
+def library_studies() -> list[Study]:
+    """Return every study of the curated library (what a question's vocabulary and names are read against)."""
+    return list(Study.objects.all())
+
+
+def scenario_anchor_studies(*, scenario: str) -> list[Study]:
+    """Return the anchor studies of anchor scenario `scenario` (its key), strongest and newest first."""
+    if not scenario:
+        return []
+    return list(
+        Study.objects.filter(anchor_scenarios__contains=[scenario]).order_by(
+            "-evidence_strength", "-publication_year", "study_name"
+        )
+    )
+
+
+def scenario_title(*, scenario: str) -> str:
+    """Return the anchor scenario's title for readers, or its key when no such scenario is stored."""
+    if not scenario:
+        return ""
+    return AnchorScenario.objects.filter(key=scenario).values_list("title", flat=True).first() or scenario
+
+
+def abbreviation_terms() -> list[str]:
+    """Return every curated abbreviation and lay term (never taken for an unverified study name)."""
+    return list(Abbreviation.objects.values_list("term", flat=True))
+

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
 from pubmed.embeddings import get_embedder
-from pubmed.models import Abstract, Ingestion, TablizerSnapshot
+from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 from pubmed.vectors import vector_literal
 
 
@@ -131,3 +131,24 @@ def chunk_similarities(*, vector: np.ndarray, pmids: Sequence[str]) -> dict[str,
     for pmid, ordinal, similarity in rows:
         found.setdefault(pmid, []).append((f"c{ordinal}", float(similarity)))
     return found
+
+
+def chunks_stored() -> bool:
+    """Return True when any abstract chunk is stored (an empty store needs no embedding model to search)."""
+    return AbstractChunk.objects.exists()
+
+
+def chunks_of(*, pmids: Sequence[str]) -> dict[str, list[AbstractChunk]]:
+    """Return each abstract's stored chunks (ordinal, section and text), in order, by PMID."""
+    found: dict[str, list[AbstractChunk]] = {}
+    for chunk in AbstractChunk.objects.filter(abstract_id__in=list(pmids)).only(
+        "abstract_id", "ordinal", "section", "text"
+    ).order_by("abstract_id", "ordinal"):
+        found.setdefault(chunk.abstract_id, []).append(chunk)
+    return found
+
+
+def mesh_terms_by_pmid(*, pmids: Sequence[str]) -> dict[str, list[str]]:
+    """Return the MeSH terms of each stored abstract, by PMID."""
+    return dict(Abstract.objects.filter(pmid__in=list(pmids)).values_list("pmid", "mesh_terms"))
+

@@ -232,3 +232,14 @@ def test_no_product_module_is_over_400_lines() -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_pipeline_steps_read_the_database_only_through_selectors() -> None:
+    """A step that needs stored rows asks a selector (`evidence.selectors`, `pubmed.selectors`), never a manager."""
+    direct = [
+        f"{path.relative_to(BASE_DIR)}:{node.lineno}"
+        for path in sorted((BASE_DIR / "chat" / "pipeline").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in {"objects", "_default_manager"}
+    ]
+    assert direct == []

@@ -21,8 +21,7 @@ from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.sufficiency import safe_score_sufficiency
 from evidence.vocabulary import DECISION, DISEASE
 from pubmed.embeddings import embed_cached
-from pubmed.models import Abstract
-from pubmed.selectors import chunk_similarities
+from pubmed.selectors import chunk_similarities, mesh_terms_by_pmid
 
 REVIEW_TYPES = frozenset(
     {
@@ -269,11 +268,7 @@ def candidates(run: AnswerRun, admitted: set[str]) -> list[Candidate]:
     for source in run.retrieved:
         if source.doc_id in admitted:
             by_doc.setdefault(source.doc_id, []).append(source)
-    mesh = dict(
-        Abstract.objects.filter(pmid__in=[chunks[0].pmid for chunks in by_doc.values()]).values_list(
-            "pmid", "mesh_terms"
-        )
-    )
+    mesh = mesh_terms_by_pmid(pmids=[chunks[0].pmid for chunks in by_doc.values()])
     vocabulary = run.vocabulary
     assert vocabulary is not None
     for doc_id, chunks in by_doc.items():

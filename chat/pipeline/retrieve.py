@@ -17,8 +17,7 @@ from evidence.integrity import is_retraction_notice
 from evidence.models import Study
 from evidence.sources import EvidenceSource
 from evidence.text import stems
-from pubmed.models import AbstractChunk
-from pubmed.selectors import retracted_among
+from pubmed.selectors import chunks_of, chunks_stored, retracted_among
 from pubmed.services.search import hybrid_search
 
 logger = structlog.get_logger(__name__)
@@ -192,7 +191,7 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
     matched; the judge step decides which abstracts address the question. Retracted abstracts are
     dropped here and named in `run.retracted_excluded`.
     """
-    if not AbstractChunk.objects.exists():
+    if not chunks_stored():
         return []  # nothing stored yet: no need to load the embedding model for an empty search
     settings = run.settings
     exclude = run.classification.excluded_mesh if run.classification else []
@@ -209,11 +208,7 @@ def abstract_sources(run: AnswerRun) -> list[EvidenceSource]:
         elif is_retraction_notice(hit.publication_types):
             run.notices_excluded[hit.pmid] = hit.title
     hits = [hit for hit in hits if hit.pmid not in run.retracted_excluded and hit.pmid not in run.notices_excluded]
-    siblings: dict[str, list[AbstractChunk]] = {}
-    for chunk in AbstractChunk.objects.filter(abstract_id__in=[hit.pmid for hit in hits]).only(
-        "abstract_id", "ordinal", "section", "text"
-    ):
-        siblings.setdefault(chunk.abstract_id, []).append(chunk)
+    siblings = chunks_of(pmids=[hit.pmid for hit in hits])
     sources = []
     run.best_chunks = {}
     for hit in hits:

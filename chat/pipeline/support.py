@@ -17,7 +17,7 @@ from chat.pipeline.state import AnswerRun, TraceStep, plural
 from chat.providers import json_completer
 from evidence.claims import CONTRADICTED
 from evidence.claims.checker import ClaimRecord, SupportChecker, contradiction_notice
-from evidence.models import Abbreviation
+from evidence.selectors import abbreviation_terms
 from evidence.sources import EvidenceSet
 from pubmed.embeddings import embed_cached
 
@@ -34,7 +34,7 @@ def claim_checker(
         evidence,
         embed=embed_cached,
         threshold=settings.claim_support_threshold,
-        known_names=[*known_names, *Abbreviation.objects.values_list("term", flat=True)],
+        known_names=[*known_names, *abbreviation_terms()],
         complete=json_completer(settings) if asks_model else None,
     )
 

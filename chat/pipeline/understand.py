@@ -18,6 +18,7 @@ from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
 from evidence.models import Study
 from evidence.pico import extract_pico
+from evidence.selectors import library_studies
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.tag_names import tag_label
 from evidence.text import content_terms, stem, tokens
@@ -38,7 +39,7 @@ _NEGATIVE = re.compile(
 def understand(run: AnswerRun) -> TraceStep:
     """Extract the PICO, sub-queries, result context, named studies and term weights of `run.question`."""
     settings = run.settings
-    run.library = list(Study.objects.all())
+    run.library = library_studies()
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = lexicon = Lexicon.load()
     read_follow_up(run)
