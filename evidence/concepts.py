@@ -347,3 +347,23 @@ def asked_for(question: str) -> list[str]:
 def states(kind: str, sentence: str) -> bool:
     """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
     return bool(ASKS[kind][1].search(sentence))
+
+
+def joined_phrases(question: str, topics: list[Concept]) -> list[Concept]:
+    """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
+    lowered = question.lower()
+    placed = sorted(
+        ((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered), key=lambda pair: pair[0]
+    )
+    merged: list[tuple[int, Concept]] = []
+    for start, concept in placed:
+        if merged:
+            last_start, last = merged[-1]
+            gap = lowered[last_start + len(last.label) : start]
+            plain = len(last.forms) == 1 and len(concept.forms) == 1  # abbreviations stand on their own
+            if plain and gap.strip(" -") == "" and start > last_start:
+                label = question[last_start : start + len(concept.label)]
+                merged[-1] = (last_start, replace(last, label=label, weight=max(last.weight, concept.weight)))
+                continue
+        merged.append((start, concept))
+    return [concept for _, concept in merged]

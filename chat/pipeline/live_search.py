@@ -4,7 +4,6 @@ store what it finds, and hand the search to a worker when the shared NCBI budget
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -12,7 +11,7 @@ from django.core.cache import cache
 
 from chat.pipeline.retrieve import search_abstracts
 from chat.pipeline.state import AnswerRun, TraceStep, plural
-from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept, joined_phrases
 from evidence.pico import GENERIC_DECISIONS
 from evidence.text import is_disease, is_intervention
 from pubmed.query import Concept as QueryConcept
@@ -53,7 +52,7 @@ def live_search_query(run: AnswerRun) -> str:
     # condition last. Outcome words join as an optional concept.
     topics = [
         c
-        for c in phrases(
+        for c in joined_phrases(
             run.question, [c for c in run.concepts if c.role == TOPIC and c.label.lower() not in _EVALUATIVE]
         )
         if c.label.lower() not in outcomes
@@ -79,26 +78,6 @@ def live_search_query(run: AnswerRun) -> str:
         return build_query(concepts)
     except QueryError:
         return " ".join(run.question.split()[:20])
-
-
-def phrases(question: str, topics: list[Concept]) -> list[Concept]:
-    """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
-    lowered = question.lower()
-    placed = sorted(
-        ((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered), key=lambda pair: pair[0]
-    )
-    merged: list[tuple[int, Concept]] = []
-    for start, concept in placed:
-        if merged:
-            last_start, last = merged[-1]
-            gap = lowered[last_start + len(last.label) : start]
-            plain = len(last.forms) == 1 and len(concept.forms) == 1  # abbreviations stand on their own
-            if plain and gap.strip(" -") == "" and start > last_start:
-                label = question[last_start : start + len(concept.label)]
-                merged[-1] = (last_start, replace(last, label=label, weight=max(last.weight, concept.weight)))
-                continue
-        merged.append((start, concept))
-    return [concept for _, concept in merged]
 
 
 def _query_concept(run: AnswerRun, concept: Concept) -> QueryConcept:

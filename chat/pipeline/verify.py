@@ -4,11 +4,10 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 from __future__ import annotations
 
 from chat.pipeline.judge import judge_tool_sources
-from chat.pipeline.live_search import phrases
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, TOPIC, asked_for, states
+from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, TOPIC, asked_for, joined_phrases, states
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -118,7 +117,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     query = run.live.get("query", "") if run.live else ""
     query = query or run.question
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
-    topics = [c.label for c in phrases(run.question, [c for c in run.concepts if c.role == TOPIC])]
+    topics = [c.label for c in joined_phrases(run.question, [c for c in run.concepts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
     topic = _listed(named[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)

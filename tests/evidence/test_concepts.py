@@ -120,3 +120,11 @@ def test_psa_in_mixed_case_is_not_prostate_specific_antigen(seeded):
     assert "prostate-specific antigen" not in labels
     labels = [concept.label.lower() for concept in concepts_of("PSA screening in men over 70?", seeded)]
     assert "prostate-specific antigen" in labels or "psa" in labels
+
+
+def test_neighbouring_topic_words_are_joined_into_the_phrase_the_question_wrote():
+    from evidence.concepts import TOPIC, Concept, joined_phrases
+
+    words = [Concept(word, TOPIC, ((word,),), 1.0) for word in ("tranexamic", "acid", "trauma")]
+    joined = joined_phrases("Does tranexamic acid help in major trauma?", words)
+    assert [concept.label for concept in joined] == ["tranexamic acid", "trauma"]
