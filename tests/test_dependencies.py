@@ -243,3 +243,22 @@ def test_pipeline_steps_read_the_database_only_through_selectors() -> None:
         if isinstance(node, ast.Attribute) and node.attr in {"objects", "_default_manager"}
     ]
     assert direct == []
+
+
+# What a pipeline step may import of the pipeline: the run's state and trace words, its events, the provider
+# loop and the result document - never another step; the runner (run.py) calls the steps in order.
+PIPELINE_SHARED = {"state", "events", "generation", "trace_words", "result"}
+PIPELINE_STEPS = (
+    "understand", "classify", "retrieve", "judge", "live_search", "generate", "support", "verify", "format"
+)
+
+
+@pytest.mark.parametrize("step", PIPELINE_STEPS)
+def test_a_pipeline_step_calls_no_other_step(step: str) -> None:
+    tree = ast.parse((BASE_DIR / "chat" / "pipeline" / f"{step}.py").read_text())
+    imported = {
+        node.module.split(".")[2]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chat.pipeline.")
+    }
+    assert imported <= PIPELINE_SHARED, f"{step}.py imports the steps {sorted(imported - PIPELINE_SHARED)}"

@@ -11,7 +11,6 @@ import structlog
 from chat.pipeline.events import PipelineEvent, ResetEvent, StatusEvent
 from chat.pipeline.generation import generation_events
 from chat.pipeline.state import AnswerRun, TraceStep
-from chat.pipeline.support import checker_for
 from chat.prompts import build_system_prompt
 from chat.providers import get_provider
 from chat.providers.base import Generation, GenerationRequest, Provider, ProviderError
@@ -43,7 +42,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name
-    run.checker = run.checker or checker_for(run)
+    assert run.checker is not None  # the runner builds it once the evidence is admitted
     yield StatusEvent(
         "generate", "Composing the answer from the evidence" if provider.name == "extractive" else "Writing the answer"
     )

@@ -123,10 +123,11 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     return found
 
 
-def judge_tool_sources(run: AnswerRun, doc_ids: Sequence[str]) -> None:
-    """Judge, by the same rules, the documents the model found with its tools and cited (added to `run.judgements`)."""
-    assert run.evidence is not None
-    pending = [doc_id for doc_id in dict.fromkeys(doc_ids) if doc_id not in run.judgements]
+def judge_tool_sources(run: AnswerRun) -> None:
+    """Judge, by the same rules, the documents the model found with its tools and the verified answer cites
+    (added to `run.judgements`, which the confidence rating reads)."""
+    assert run.evidence is not None and run.verified is not None
+    pending = [doc_id for doc_id in dict.fromkeys(run.verified.cited_doc_ids) if doc_id not in run.judgements]
     sources = [chunks[0] for doc_id in pending if (chunks := run.evidence.chunks(doc_id))]
     if not sources:
         return

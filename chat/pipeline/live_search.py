@@ -9,7 +9,6 @@ from typing import Any
 import structlog
 from django.core.cache import cache
 
-from chat.pipeline.retrieve import search_abstracts
 from chat.pipeline.state import AnswerRun, TraceStep, plural
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept, joined_phrases
 from evidence.pico import GENERIC_DECISIONS
@@ -161,8 +160,6 @@ def search_live(run: AnswerRun) -> TraceStep:
                 "coalesced": outcome.coalesced,
             }
     run.live = live
-    if live.get("ran") and not live.get("error"):
-        search_abstracts(run)
     return TraceStep(
         "live_search",
         "Searched PubMed live",
@@ -175,3 +172,9 @@ def search_live(run: AnswerRun) -> TraceStep:
         + (f"; {_live_errors_for_people(live)}" if live.get("errors") else ""),
         live,
     )
+
+
+def live_search_stored(run: AnswerRun) -> bool:
+    """Return True when the live search ran and stored what it found, so the store is worth searching again."""
+    return bool(run.live and run.live.get("ran") and not run.live.get("error"))
+

@@ -15,12 +15,12 @@ from chat.pipeline.classify import classify_question
 from chat.pipeline.events import DoneEvent, PipelineEvent, StatusEvent
 from chat.pipeline.format import answer_result
 from chat.pipeline.generate import generate
-from chat.pipeline.judge import admit, judge_evidence, needs_live_search
-from chat.pipeline.live_search import search_live
+from chat.pipeline.judge import admit, judge_evidence, judge_tool_sources, needs_live_search
+from chat.pipeline.live_search import live_search_stored, search_live
 from chat.pipeline.result import AnswerResult
 from chat.pipeline.retrieve import library_lookup, retraction_note, search_abstracts
 from chat.pipeline.state import AnswerRun
-from chat.pipeline.support import check_support
+from chat.pipeline.support import check_support, checker_for
 from chat.pipeline.understand import understand
 from chat.pipeline.verify import confidence, verify
 
@@ -49,14 +49,18 @@ def answer_events(
     if needs_live_search(run):
         yield StatusEvent("live_search", "Searching PubMed for more evidence")
         run.record(search_live(run))
+        if live_search_stored(run):
+            search_abstracts(run)  # the store again, with what the live search added (its line says so)
         run.record(judge_evidence(run))
     if run.retracted_excluded or run.notices_excluded:
         run.record(retraction_note(run))
     run.record(admit(run))
 
+    run.checker = checker_for(run)  # the claim checker the streamed preview and the support step share
     yield from generate(run)
     run.record(check_support(run))
     run.record(verify(run))
+    judge_tool_sources(run)  # what the model found with its tools and cited, judged before it is rated
     run.record(confidence(run))
     yield DoneEvent(answer_result(run))
 

@@ -3,7 +3,6 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
-from chat.pipeline.judge import judge_tool_sources
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
@@ -71,7 +70,6 @@ def confidence(run: AnswerRun) -> TraceStep:
     """Rate the verified answer: relevance of what it cites, then the citation-format floor."""
     verified = run.verified
     assert verified is not None
-    judge_tool_sources(run, verified.cited_doc_ids)
     cited = [
         SourceVerdict(
             doc_id=doc_id,
