@@ -3,6 +3,8 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
+import re
+
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
@@ -11,6 +13,8 @@ from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
 NOT_CLINICAL_SIMILARITY = 0.3
+# A judgement's score or similarity against its threshold: for the trace's details, not for the reader.
+_SCORE = re.compile(r"\s*\((?:score|similarity) [^)]*\)")
 
 
 def verify(run: AnswerRun) -> TraceStep:
@@ -146,12 +150,13 @@ def abstention(run: AnswerRun) -> dict[str, str]:
         message = (
             f"Nothing stored here addresses {topic}, and the live PubMed search could not run "
             f"({'PubMed could not be reached' if live.get('ran') else live.get('reason', 'it was unavailable')}), "
-            "so only the curated library and the stored abstracts were checked. Try again in a few minutes, "
-            "or search PubMed in Tablizer."
+            "so only the curated library and the stored abstracts were checked"
+            + (f". Nearest in the store, set aside: {'; '.join(closest)}" if (closest := _closest(run)) else "")
+            + ". Try again in a few minutes, or search PubMed in Tablizer."
         )
     else:
         code = "nothing_stored"
-        closest = [f"{j.title} ({j.reason})" for j in run.judgements.values() if not j.addresses][:2]
+        closest = _closest(run)
         message = (
             f"Neither the curated library nor the stored PubMed abstracts address {topic} closely enough to cite"
             + (f"; the closest were {'; '.join(closest)}" if closest else "")
@@ -160,6 +165,13 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "outcome you care about."
         )
     return {"reason": code, "message": message, "tablizer_query": query}
+
+
+def _closest(run: AnswerRun, limit: int = 2) -> list[str]:
+    """Return the sources judged nearest to the question that were set aside, each with why in plain words
+    (the score and threshold stay in the trace's details)."""
+    aside = sorted((j for j in run.judgements.values() if not j.addresses), key=lambda j: j.score, reverse=True)
+    return [f"{j.title} ({_SCORE.sub('', j.reason).strip()})" for j in aside[:limit]]
 
 
 def _listed(labels: list[str]) -> str:

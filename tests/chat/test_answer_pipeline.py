@@ -1,6 +1,8 @@
+
 """The answer pipeline end to end with the default extractive composer, the real library and stored abstracts."""
 
 import logging
+import re
 
 import pytest
 
@@ -75,6 +77,9 @@ def test_off_topic_question_abstains(library, stored_abstracts):
     # The fake PubMed answers with an error: the abstention says the live search could not run.
     assert result.abstention["reason"] == "live_search_failed"
     assert result.answer.startswith("Nothing stored here addresses topical, plantar warts and children")
+    # What the store holds nearby is named, with why it was set aside in words - no score or threshold.
+    assert "Nearest in the store, set aside: " in result.answer
+    assert not re.search(r"\((?:score|similarity) \d", result.answer)
 
 
 def test_events_stream_progress_then_text_then_the_result(library):
