@@ -105,5 +105,6 @@ def generate_trace(run: AnswerRun) -> TraceStep:
             "usage": generation.usage if generation else {},
             "tool_calls": tool_calls,
             "error": error.as_dict() if error else None,
+            "abstained": bool(generation and generation.details.get("abstained")),
         },
     )

@@ -112,6 +112,8 @@ def _retractions(data: Mapping[str, Any]) -> str:
 def _generate(data: Mapping[str, Any]) -> str:
     if data.get("error") and not data.get("composed_by"):
         return "The language model failed, and no answer was written without it (fall-back switched off)."
+    if data.get("abstained"):
+        return "Wrote no answer: no admitted source addresses the question."
     if data.get("composed_by") == "extractive":
         failed = data.get("provider") not in (None, "", "extractive")
         return (

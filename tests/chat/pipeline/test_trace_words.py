@@ -35,6 +35,8 @@ JUDGEMENTS = [
          "Could not reach PubMed, so only stored evidence was used."),
         ("generate", {"provider": "anthropic", "composed_by": "extractive"},
          "The language model failed, so the answer quotes the sources' own sentences instead."),
+        ("generate", {"provider": "extractive", "composed_by": "extractive", "abstained": True},
+         "Wrote no answer: no admitted source addresses the question."),
         ("generate", {"provider": "anthropic", "composed_by": None, "error": {"code": "overloaded"}},
          "The language model failed, and no answer was written without it (fall-back switched off)."),
         ("support", {"claims": [{"supported": True}], "removed": [{"kind": "claim", "verdict": "contradicted"}]},
