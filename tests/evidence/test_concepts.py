@@ -80,7 +80,7 @@ def test_older_age_in_any_wording_is_one_population_concept(seeded):
         # "newly diagnosed" says who the patients are; "how is PE diagnosed" asks about diagnosis
         ("Best first-line tx for newly diagnosed T2DM with ASCVD?", ["diabetes mellitus", "ASCVD"]),
         ("Metformin in patients diagnosed with prediabetes?", ["metformin", "prediabetes"]),
-        ("How is PE diagnosed in pregnancy?", ["diagnosis", "PE", "pregnancy"]),
+        ("How is PE diagnosed in pregnancy?", ["pulmonary embolism", "diagnosis", "pregnancy"]),
         ("Is apixaban OK in ESRD?", ["anticoagulation", "dialysis / end-stage kidney disease"]),
         # HD (haemodialysis) is another wording of the dialysis condition ESRD named, not a topic of its own
         ("Is apixaban safe in ESRD on HD?", ["anticoagulation", "dialysis / end-stage kidney disease"]),
