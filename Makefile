@@ -29,7 +29,7 @@ PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 help:
 	@echo "make run     install, start embedded PostgreSQL, migrate, seed and serve on http://$(HOST):$(PORT)"
 	@echo "make test    install and run the checks (ruff + mypy + pytest, in parallel)"
-	@echo "make test-fast  ruff and the tests without browser, Celery worker or production-stack tests (about 3 min)"
+	@echo "make test-fast  ruff and the tests without browser, Celery worker or production-stack tests (about 3 min on 2 cores)"
 	@echo "make worker  start a Celery worker (needs CELERY_BROKER_URL)"
 	@echo "make worker-embedding  a worker for EMBEDDING_QUEUE only, e.g. with EMBEDDING_DEVICE=cuda (README \"Scaling out\")"
 	@echo "make verifier  retrain the claim verifier from ../shared/data (about 50 min on 2 cores)"
