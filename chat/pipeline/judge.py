@@ -176,6 +176,7 @@ def _judgement(
         or bool(set(pico.decision_tags) & set(decision_tags))
     )
     key = key_concept(run.concepts)
+    measure = ""  # the numbers behind the reason, for the trace's developer line
     score = round(settings.judge_semantic_weight * semantic + (1 - settings.judge_semantic_weight) * share, 4)
     if not condition_ok:
         others = [c.label for c in conditions if c is not primary and index.covers(c)]
@@ -190,15 +191,14 @@ def _judgement(
     elif anchor:
         addresses, reason = True, "anchor study for this scenario"
     elif score < settings.judge_threshold:
-        addresses, reason = False, f"too far from the question (score {score:.2f} < {settings.judge_threshold:.2f})"
+        addresses, reason = False, "too far from the question"
+        measure = f"score {score:.2f} < {settings.judge_threshold:.2f}"
     elif semantic < settings.judge_min_semantic:
-        addresses, reason = (
-            False,
-            f"shares the question's words but not its meaning (similarity {semantic:.2f} < "
-            f"{settings.judge_min_semantic:.2f})",
-        )
+        addresses, reason = False, "shares the question's words but not its meaning"
+        measure = f"similarity {semantic:.2f} < {settings.judge_min_semantic:.2f}"
     else:
-        addresses, reason = True, f"addresses the question (score {score:.2f})"
+        addresses, reason = True, "addresses the question"
+        measure = f"score {score:.2f}"
     # Directly addressing the question means its primary condition and its decision (or main topic).
     essential = [c for c in [primary, key] if c is not None]
     essential += [c for c in run.concepts if c.role == DECISION_ROLE and c not in essential]
@@ -223,7 +223,8 @@ def _judgement(
         synthesis=synthesis,
         missing=[c.label for c in missing],
         gaps=unmet,
-        reason=reason,
+        reason=f"{reason} ({measure})" if measure else reason,
+        why=reason,
     )
 
 

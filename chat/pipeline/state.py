@@ -44,7 +44,8 @@ class Judgement:
     synthesis: bool
     missing: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
-    reason: str = ""
+    reason: str = ""  # why, with the score and threshold behind it (the trace's developer line)
+    why: str = ""  # the same in words only, for the reader
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

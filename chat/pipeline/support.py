@@ -50,7 +50,8 @@ def check_support(run: AnswerRun) -> TraceStep:
     """Remove unsupported claims and unverified study names from the generated answer; record why."""
     if run.generation is None or run.evidence is None or run.generation.details.get("abstained"):
         return TraceStep("support", "Checked every statement against its source", "No statement to check.", {})
-    checker = run.checker or checker_for(run)
+    checker = run.checker
+    assert checker is not None  # the runner builds it before the answer is written
     if run.composed_by == "extractive":  # the extractive composer quotes; a failed model is not asked again
         checker.complete = None
     checked = checker.check(run.generation.text)

@@ -3,8 +3,6 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
-import re
-
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.citations.verify import VerifiedAnswer, verify_answer
@@ -13,8 +11,6 @@ from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
 NOT_CLINICAL_SIMILARITY = 0.3
-# A judgement's score or similarity against its threshold: for the trace's details, not for the reader.
-_SCORE = re.compile(r"\s*\((?:score|similarity) [^)]*\)")
 
 
 def verify(run: AnswerRun) -> TraceStep:
@@ -171,7 +167,7 @@ def _closest(run: AnswerRun, limit: int = 2) -> list[str]:
     """Return the sources judged nearest to the question that were set aside, each with why in plain words
     (the score and threshold stay in the trace's details)."""
     aside = sorted((j for j in run.judgements.values() if not j.addresses), key=lambda j: j.score, reverse=True)
-    return [f"{j.title} ({_SCORE.sub('', j.reason).strip()})" for j in aside[:limit]]
+    return [f"{j.title} ({j.why or j.reason})" for j in aside[:limit]]
 
 
 def _listed(labels: list[str]) -> str:
