@@ -151,7 +151,8 @@ def _verify(data: Mapping[str, Any]) -> str:
 def _confidence(data: Mapping[str, Any]) -> str:
     level = data.get("confidence") or ""
     reasons = data.get("reasons") or []
-    return f"{level}: {reasons[0]}." if level and reasons else f"Rated {level or 'the answer'}."
+    # Every reason: the one that holds the answer below GREEN is often not the first.
+    return f"{level}: {'; '.join(reasons)}." if level and reasons else f"Rated {level or 'the answer'}."
 
 
 _WRITERS: dict[str, Callable[[Mapping[str, Any]], str]] = {

@@ -44,6 +44,10 @@ JUDGEMENTS = [
          "(1 because the source says otherwise)."),
         ("confidence", {"confidence": "YELLOW", "reasons": ["only one source addresses the decision"]},
          "YELLOW: only one source addresses the decision."),
+        # The reason that holds the badge below GREEN may come second: it is never dropped.
+        ("confidence", {"confidence": "YELLOW", "reasons": ["3 sources directly address the question",
+                                                             "the question asks for a dose, which no source states"]},
+         "YELLOW: 3 sources directly address the question; the question asks for a dose, which no source states."),
     ],
 )
 def test_each_step_reads_as_one_plain_sentence(step, data, sentence):
