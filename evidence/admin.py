@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import TokenProxy
 
 from evidence import admin_vocabulary  # noqa: F401  (registers the vocabulary's admin pages)
 from evidence.admin_base import CuratorEditableAdmin, is_curator
+from evidence.admin_findings import FindingInline
 from evidence.identifier_checks import identifier_checks_queue
 from evidence.models import (
     GuidanceItem,
@@ -143,7 +144,7 @@ class StudyAdmin(CuratorEditableAdmin):
     ordering = ("-evidence_strength", "-publication_year", "study_name")
     readonly_fields = ("created_at", "updated_at")
     autocomplete_fields = ("guidance_item",)
-    inlines = [IdentifierCheckInline]
+    inlines = [FindingInline, IdentifierCheckInline]
     actions = ["verify_identifiers"]
     fieldsets = (
         (None, {"fields": ("study_name", "aliases", "kind", "evidence_strength", "result_context")}),

@@ -305,50 +305,6 @@ def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list
     return round(1 - sum(concept.weight for concept in missing) / total, 4), missing
 
 
-# What a question can ask for, and how a sentence states it.
-ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    "drug": (
-        re.compile(
-            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+)?(?:drug|agent|medication|"
-            r"anticoagulant|antibiotic|antiplatelet|antihypertensive|regimen|treatment)s?\b|\bdrug of choice\b",
-            re.IGNORECASE,
-        ),
-        re.compile(
-            r"\b\w+(?:xaban|gatran|parin|farin|statin|pril|sartan|olol|dipine|mab|nib|cillin|mycin|floxacin|azole|"
-            r"cycline|gliflozin|gliptin|glutide|formin|sone|olone|amide|azepam|prazole|tidine|vir)\b|\baspirin\b|"
-            r"\bwarfarin\b|\bmetformin\b|\binsulin\b",
-            re.IGNORECASE,
-        ),
-    ),
-    "dose": (
-        re.compile(r"\b(?:dose|doses|dosing|dosage|how much|mg)\b", re.IGNORECASE),
-        re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
-    ),
-    "duration": (
-        re.compile(
-            r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months)\b|\blength of (?:treatment|therapy)\b",
-            re.IGNORECASE,
-        ),
-        re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
-    ),
-    "threshold": (
-        re.compile(r"\b(?:threshold|cut-?off|target|at what (?:level|value|number))\b", re.IGNORECASE),
-        re.compile(r"(?:≥|≤|>=|<=|>|<|\babove\b|\bbelow\b|\bat least\b|\bless than\b|\bgreater than\b)\s?\d"),
-    ),
-}
-ASK_WORDS = {"drug": "which drug", "dose": "a dose", "duration": "a treatment duration", "threshold": "a threshold"}
-
-
-def asked_for(question: str) -> list[str]:
-    """Return what the question asks for among drug, dose, duration and threshold."""
-    return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]
-
-
-def states(kind: str, sentence: str) -> bool:
-    """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
-    return bool(ASKS[kind][1].search(sentence))
-
-
 def joined_phrases(question: str, topics: list[Concept]) -> list[Concept]:
     """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
     lowered = question.lower()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
-from django.db.models import F, Func, Q, QuerySet, TextField, Value
+from django.db.models import F, Func, Prefetch, Q, QuerySet, TextField, Value
 
-from evidence.models import Abbreviation, AnchorScenario, ResultContext, Study
+from evidence.findings import curated_findings
+from evidence.models import Abbreviation, AnchorScenario, Finding, ResultContext, Study
 from evidence.text import without_instructions
 
 VERIFIED_REFERENCES_LIMIT = 8
@@ -38,9 +39,9 @@ def studies_for_tags(
     if context:
         queryset = queryset.filter(result_context__in=[context, ResultContext.BOTH])
     return list(
-        queryset.select_related("guidance_item").order_by("-evidence_strength", "-publication_year", "study_name")[
-            :limit
-        ]
+        with_findings(queryset.select_related("guidance_item")).order_by(
+            "-evidence_strength", "-publication_year", "study_name"
+        )[:limit]
     )
 
 
@@ -70,6 +71,8 @@ def verified_references_block(*, studies: Sequence[Study]) -> str:
         year = study.publication_year or "n.d."
         finding = without_instructions(study.key_finding)
         lines.append(f"- {without_instructions(study.study_name)} ({_identifier_text(study)}; {year}): {finding}")
+        # What the study found or recommends, graded, in the words an answer may quote.
+        lines.extend(f"  - {without_instructions(curated.shown)}" for curated in curated_findings(study))
     return "\n".join(lines)
 
 
@@ -159,9 +162,14 @@ def studies_found_retracted(*, studies: Iterable[Study]) -> set[int]:
     return {study_id for study_id, retracted in latest if retracted}
 
 
+def with_findings(queryset: QuerySet[Study]) -> QuerySet[Study]:
+    """Return `queryset` with each study's curated findings (and their reviewers) fetched in two more queries."""
+    return queryset.prefetch_related(Prefetch("findings", queryset=Finding.objects.select_related("reviewed_by")))
+
+
 def library_studies() -> list[Study]:
     """Return every study of the curated library (what a question's vocabulary and names are read against)."""
-    return list(Study.objects.all())
+    return list(with_findings(Study.objects.all()))
 
 
 def scenario_anchor_studies(*, scenario: str) -> list[Study]:
@@ -169,7 +177,7 @@ def scenario_anchor_studies(*, scenario: str) -> list[Study]:
     if not scenario:
         return []
     return list(
-        Study.objects.filter(anchor_scenarios__contains=[scenario]).order_by(
+        with_findings(Study.objects.filter(anchor_scenarios__contains=[scenario])).order_by(
             "-evidence_strength", "-publication_year", "study_name"
         )
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from evidence import identifiers
 from evidence.articles import Article, SearchHit, article_level
+from evidence.findings import CuratedFinding, citable_text, curated_findings
 from evidence.levels import LevelAssessment, level_assessment
 from evidence.models import Study
 from evidence.text import without_instructions
@@ -70,6 +71,8 @@ class EvidenceSource:
     expression_of_concern: bool = False
     evidence_level: str = ""
     evidence_level_inferred: bool = False
+    # A library study's curated findings, each as quoted (its words are also in `text`).
+    findings: tuple[CuratedFinding, ...] = ()
 
     def __post_init__(self) -> None:
         # Source text is evidence, never instructions: a sentence addressed to the model is dropped,
@@ -93,6 +96,23 @@ class EvidenceSource:
             keys.append(("url", identifiers.url_key(self.url)))
         return keys
 
+    def label(self, sentence: str = "") -> str:
+        """Return how an answer introduces a library sentence: "NAME (journal, year): ", with who vouched for a
+        curated finding ("NAME (journal, year; curated finding, awaiting review): "); "" for other sources."""
+        if self.origin != ORIGIN_LIBRARY:
+            return ""
+        detail = ", ".join(str(part) for part in (self.journal, self.year) if part)
+        review = next((finding.review for finding in self.findings if finding.shown == sentence), "")
+        detail = "; ".join(part for part in (detail, review) if part)
+        return f"{self.study_name or self.title}{f' ({detail})' if detail else ''}: "
+
+    def labelled_text(self) -> str:
+        """Return a library source's citable text with each curated finding (and the key finding) introduced
+        as the composer introduces it, so a quoted, labelled sentence is found word for word."""
+        lines = [finding.shown for finding in self.findings]
+        key_finding = self.text.split("\n")[len(lines):] if lines else [self.text]
+        return "\n".join(f"{self.label(line)}{line}" for line in [*lines, "\n".join(key_finding)] if line)
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["authors"] = list(self.authors)
@@ -113,14 +133,15 @@ class EvidenceSource:
 
     @classmethod
     def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
-        """Return a library study as a source whose text is its key finding."""
+        """Return a library study as a source: its curated findings and key finding are its citable text."""
         level = study.level
         return cls(
             doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
             chunk_id=LIBRARY_KEY_FINDING_CHUNK,
             origin=ORIGIN_LIBRARY,
             title=study.title,
-            text=study.key_finding,
+            text=citable_text(study),
+            findings=curated_findings(study),
             pmid=study.pmid,
             doi=study.doi,
             nct=study.nct_number,

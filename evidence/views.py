@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, render
 from rest_framework.exceptions import ValidationError
 
 from evidence.apis import parse_study_filters
+from evidence.findings import shown_statement
 from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
 from evidence.selectors import library_tag_names, study_search
 from evidence.services.citation_check import CHECK_MAX_CHARS, CitationCheckInputError, citations_check
@@ -54,6 +55,16 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
         else Study.objects.none()
     )
     latest_check = study.identifier_checks.first()
+    findings = [
+        {
+            "shown": shown_statement(finding),
+            "source_url": finding.source_url,
+            "locator": finding.locator,
+            "review_status": finding.review_status,
+            "review_words": finding.review_words(),
+        }
+        for finding in study.findings.select_related("reviewed_by")
+    ]
     return render(
         request,
         "evidence/study_detail.html",
@@ -61,6 +72,7 @@ def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "study": study,
             "related": related,
             "latest_check": latest_check,
+            "findings": findings,
             "tag_names": tag_labels([*study.disease_tags, *study.decision_tags, *study.clinical_settings]),
         },
     )

@@ -89,7 +89,8 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     anchors = {study.pk for study in run.anchors}
     found = []
     for (source, study), vector in zip(run.library_sources, library_vectors, strict=True):
-        text = " ".join([study.study_name, *study.aliases, study.title, study.key_finding])
+        # What the study covers: its names, title, curated findings and key finding (the source's citable text).
+        text = " ".join([study.study_name, *study.aliases, study.title, source.text])
         found.append(
             _judgement(
                 run,

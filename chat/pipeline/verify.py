@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
+from evidence.asks import ASK_WORDS, answers, asked_for
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import ASK_WORDS, CONDITION, DECISION_ROLE, TOPIC, asked_for, joined_phrases, states
+from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, joined_phrases
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -83,8 +84,12 @@ def confidence(run: AnswerRun) -> TraceStep:
         for judgement in [run.judgements.get(doc_id)]
     ]
     shown = [record for record in run.claims if record.supported]
-    stated = " ".join(record.text for record in shown)
-    unstated = [ASK_WORDS[kind] for kind in asked_for(run.question) if not states(kind, stated)]
+    stated_sentences = [record.text for record in shown]
+    unstated = [
+        ASK_WORDS[kind]
+        for kind in asked_for(run.question)
+        if not any(answers(kind, sentence, run.concepts) for sentence in stated_sentences)
+    ]
     rated = rate_confidence(
         cited=cited,
         format_floor=verified.confidence,

@@ -18,14 +18,18 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence.concepts import ASK_WORDS, Concept, TextIndex, asked_for, states
+from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states
+from evidence.concepts import DECISION_ROLE, Concept, TextIndex
 from evidence.injection import addresses_reader
+from evidence.kidney_function import Range, fits, question_range
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import STOPWORDS, split_sentences, stems, tokens
 
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")
+CURATED_FINDING = "curated finding"
 SECTION_BONUS = (
+    (CURATED_FINDING, 0.35),
     ("conclusion", 0.35),
     ("interpretation", 0.35),
     ("result", 0.25),
@@ -58,6 +62,9 @@ _METHOD_SENTENCE = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS, MAX_WORDS = 6, 70
+WORDING_BONUS = 0.2
+DECISION_BONUS = 0.15
+KIDNEY_FIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -139,10 +146,16 @@ def score_sentence(
     """
     if not is_finding(sentence, section):
         return 0.0
+    wording = 0.0
     if concepts:
         index = TextIndex(sentence)
         total = sum(concept.weight for concept in concepts)
         coverage = sum(concept.weight for concept in concepts if index.covers(concept)) / total if total else 0.0
+        if question_terms and coverage:
+            # Among sentences covering the same concepts, the one in the question's own words (the drugs it
+            # names, "warfarin", "dose") answers it more directly.
+            present = stems(sentence)
+            wording = WORDING_BONUS * sum(term in present for term in question_terms) / len(question_terms)
     elif question_terms:
         present = stems(sentence)
         total = sum(weights.get(term, 1.0) for term in question_terms)
@@ -155,7 +168,7 @@ def score_sentence(
         bonus = _section_bonus(section)
         return round(0.05 + bonus, 4) if bonus > 0 else 0.0
     words = len(sentence.split())
-    score = coverage + _section_bonus(section)
+    score = coverage + wording + _section_bonus(section)
     if _NUMBER.search(sentence):
         score += 0.1
     if words < MIN_WORDS:
@@ -181,13 +194,20 @@ def _candidates(
     question_terms: Sequence[str],
     weights: dict[str, float],
     concepts: Sequence[Concept],
+    decisions: frozenset[str] = frozenset(),
+    kidney: Range | None = None,
 ) -> list[Candidate]:
     rank: dict[str, int] = {}
     for source in sources:
         rank.setdefault(source.doc_id, len(rank))
     found = []
     for source in sources:
-        if source.origin == ORIGIN_LIBRARY:
+        decided: dict[str, int] = {}
+        if source.origin == ORIGIN_LIBRARY and source.findings:
+            # A study with curated findings is quoted by them; its description only helps find it.
+            sentences = [(CURATED_FINDING, finding.shown) for finding in source.findings]
+            decided = {finding.shown: len(decisions.intersection(finding.decision_tags)) for finding in source.findings}
+        elif source.origin == ORIGIN_LIBRARY:
             sentences = [("key_finding", s) for s in split_sentences(" ".join(source.text.split())) if s]
         else:
             sentences = abstract_sentences(source.text, section=source.section)
@@ -199,6 +219,13 @@ def _candidates(
                 continue
             # The most relevant sources speak first: a small bonus by judged rank.
             score += max(0.0, 0.2 - 0.05 * rank[source.doc_id])
+            # Of a guideline's recommendations, the ones on the decisions the question asks about ("DOAC or
+            # warfarin?" is a drug choice: not the recommendation on anticoagulating device-detected AF).
+            score += DECISION_BONUS * min(decided.get(sentence, 0), 2)
+            # A dose row for the patient's kidney function, not for other patients' ("CrCl 15-30" for eGFR 22).
+            fit = fits(kidney, sentence)
+            if fit is not None:
+                score += KIDNEY_FIT if fit else -KIDNEY_FIT
             found.append(
                 Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
             )
@@ -222,7 +249,9 @@ def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], setting
     return chosen
 
 
-def _bottom_line(candidates: list[Candidate], asks: list[str]) -> tuple[Candidate | None, list[str]]:
+def _bottom_line(
+    candidates: list[Candidate], asks: list[str], concepts: Sequence[Concept] = ()
+) -> tuple[Candidate | None, list[str]]:
     """Return the sentence to lead with and what the question asked for that no admitted sentence states."""
     if not candidates:
         return None, asks
@@ -235,16 +264,22 @@ def _bottom_line(candidates: list[Candidate], asks: list[str]) -> tuple[Candidat
         (c for c in candidates if c.rank == top),
         key=lambda c: (-(c.score + (0.15 if c.is_conclusion else 0.0)), c.sentence),
     )
-    unstated = [kind for kind in asks if not any(states(kind, c.sentence) for c in candidates)]
+    unstated = [kind for kind in asks if not any(answers(kind, c.sentence, concepts) for c in candidates)]
     stated = [kind for kind in asks if kind not in unstated]
     if stated:
         # Lead with the best sentence that states what was asked for (all of it, if one does).
         best = max(
-            (c for c in candidates if any(states(kind, c.sentence) for kind in stated)),
-            key=lambda c: (sum(states(kind, c.sentence) for kind in stated), c.score),
+            (c for c in candidates if any(answers(kind, c.sentence, concepts) for kind in stated)),
+            key=lambda c: (sum(answers(kind, c.sentence, concepts) for kind in stated), c.score),
         )
         return best, unstated
     return ordered[0], unstated
+
+
+def _decisions(concepts: Sequence[Concept], asks: Sequence[str]) -> frozenset[str]:
+    """Return the decision tags the question is about: its decision concepts and what it asks for."""
+    asked = {code for code, kind in ASK_DECISIONS.items() if kind in asks}
+    return frozenset({c.code for c in concepts if c.role == DECISION_ROLE and c.code} | asked)
 
 
 def uncovered(concepts: Sequence[Concept], texts: Sequence[str]) -> list[str]:
@@ -268,34 +303,50 @@ def compose_answer(
     ]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
-    candidates = _candidates(offered, question_terms=question_terms, weights=weights, concepts=concepts)
+    asks = asked_for(question)
+    candidates = _candidates(
+        offered,
+        question_terms=question_terms,
+        weights=weights,
+        concepts=concepts,
+        decisions=_decisions(concepts, asks),
+        kidney=question_range(question),
+    )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
-    asks = asked_for(question)
-    lead, unstated = _bottom_line(candidates, asks)
+    lead, unstated = _bottom_line(candidates, asks, concepts)
     assert lead is not None
     taken = [lead.words]
     rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)
-    parts = [f"**Bottom line:** {_label(lead.source)}{_with_citation(lead.sentence, lead.source)}"]
-    if unstated:
-        parts[0] += f" The cited evidence does not state {_join([ASK_WORDS[kind] for kind in unstated])}."
+    finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
+    if unstated and unstated == asks:
+        # Nothing cited states what was asked: the answer says so first, then gives the nearest finding.
+        parts = [f"**Bottom line:** The cited evidence does not state {_join([ASK_WORDS[k] for k in unstated])}. "
+                 f"Nearest finding: {finding}"]
+    else:
+        parts = [f"**Bottom line:** {finding}"]
+        if unstated:
+            parts[0] += f" The cited evidence does not state {_join([ASK_WORDS[kind] for kind in unstated])}."
     if rest:
         parts.append("### Evidence")
-        parts.append("\n".join(f"- {_label(c.source)}{_with_citation(c.sentence, c.source)}" for c in rest))
+        parts.append("\n".join(f"- {_label(c)}{_with_citation(c.sentence, c.source)}" for c in rest))
     cited = {c.source.doc_id for c in [lead, *rest]}
     texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
-    missing = uncovered(concepts, texts) if concepts else []
+    # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
+    stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in [lead, *rest])}
+    open_concepts = [c for c in concepts if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)]
+    missing = uncovered(open_concepts, texts) if concepts else []
     if missing:
         parts.append("### What the evidence does not cover")
         parts.append(f"The cited sources do not address {_join(missing)}; weigh that part with clinical judgement.")
     return "\n\n".join(parts)
 
 
-def _label(source: EvidenceSource) -> str:
-    if source.origin != ORIGIN_LIBRARY:
-        return ""
-    detail = ", ".join(str(part) for part in (source.journal, source.year) if part)
-    return f"**{source.study_name or source.title}**{f' ({detail})' if detail else ''}: "
+def _label(candidate: Candidate) -> str:
+    """Return "**Study** (journal, year): " for a library sentence, with who vouched for a curated finding."""
+    label = candidate.source.label(candidate.sentence)
+    name = candidate.source.study_name or candidate.source.title
+    return f"**{name}**{label.removeprefix(name)}" if label else ""
 
 
 def _join(items: Sequence[str]) -> str:

@@ -33,7 +33,7 @@ logger = structlog.get_logger("medcite.citations")
 # Statements about the answer or the page, not about patients: the answer's own framing, and the
 # research trays' page actions ("Accept it to run the search", "The column is added below").
 META = re.compile(
-    r"^\W*(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
+    r"^\W*(?:bottom line\W*)?(?:the cited (?:evidence|sources?)|weigh |check that |these statements summari[sz]e|"
     r"i could not find|neither the curated|what the evidence does not cover|"
     r"accept |dismiss |(?:here (?:is|are)|try|run)\b[^.]*\b(?:search|query|suggestion|column)|"
     r"(?:this|the) (?:search|query|column|suggestion)s? (?:will |would )?"
@@ -43,7 +43,7 @@ META = re.compile(
 NAME_REMOVED = "named study without a verified identifier"
 UNVERIFIED = "identifier not in this turn's evidence or the library"
 _EMPTY_BRACKETS = re.compile(r"\s*[\(\[]\s*[,;:.]*\s*[\)\]]")
-_BOTTOM_LINE = re.compile(r"^\W*bottom line\W*", re.IGNORECASE)
+_BOTTOM_LINE = re.compile(r"^\W*(?:bottom line|nearest finding)\W*", re.IGNORECASE)
 _HEADING_ONLY = re.compile(r"^(#{1,6} [^\n]*)\n+(?=#{1,6} |\Z)", re.MULTILINE)
 _EMPTY_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s*$\n?", re.MULTILINE)
 
@@ -117,9 +117,7 @@ class SupportChecker:
             for chunk in self.evidence.chunks(doc_id):
                 if chunk.origin == ORIGIN_LIBRARY:
                     # As the composer labels a library finding: "NAME (journal, year): finding".
-                    detail = ", ".join(str(part) for part in (chunk.journal, chunk.year) if part)
-                    label = f"{chunk.study_name or chunk.title}{f' ({detail})' if detail else ''}: "
-                    chunk = replace(chunk, text=f"{label}{chunk.text} {chunk.title}.")
+                    chunk = replace(chunk, text=f"{chunk.labelled_text()} {chunk.title}.")
                 found.append(chunk)
         return found
 
@@ -175,12 +173,14 @@ class SupportChecker:
         if verdict == SUPPORTED:
             return ClaimRecord(plain, [quotes[0]["doc_id"]], True, quotes, repaired=True)
         if verdict == CONTRADICTED:
+            # The checker found the contradicting source itself (`repaired`): the claim cited nothing.
             return ClaimRecord(
                 plain,
                 list(dict.fromkeys(q["doc_id"] for q in quotes)),
                 False,
                 quotes,
                 f"no citation, and an admitted source contradicts it: {reason}",
+                repaired=True,
                 verdict=verdict,
             )
         return ClaimRecord(
@@ -290,7 +290,8 @@ def tidy(text: str) -> str:
 def contradiction_notice(records: Sequence[ClaimRecord]) -> str:
     """Return a paragraph saying so when the source cited for the answer's first statement contradicts it."""
     first = next(iter(records), None)
-    if first is None or first.verdict != CONTRADICTED or not first.support:
+    # Only a source the statement itself cited "says otherwise" to the reader.
+    if first is None or first.verdict != CONTRADICTED or not first.support or first.repaired:
         return ""
     quote = first.support[0]
     sentence = " ".join(item["quote"] for item in first.support if item["doc_id"] == quote["doc_id"])

@@ -104,6 +104,17 @@ def readings_in(text: str) -> frozenset[float]:
 
 
 def missing_numbers(claim: str, support: str) -> list[Number]:
-    """Return the claim's numbers that the supporting text does not state in any format."""
-    available = readings_in(support)
-    return [number for number in numbers_in(claim) if not number.readings() & available]
+    """Return the claim's numbers that the supporting text does not state in any format.
+
+    A percentage needs a percentage or a proportion in the support: "35 of 40 patients" does not state "40%".
+    """
+    stated = numbers_in(support)
+    available = frozenset(value for number in stated for value in number.readings())
+    proportions = frozenset(
+        value for number in stated if number.percent or 0 < number.value < 1 for value in number.readings()
+    )
+    return [
+        number
+        for number in numbers_in(claim)
+        if not number.readings() & (proportions if number.percent else available)
+    ]

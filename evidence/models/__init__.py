@@ -1,6 +1,7 @@
-"""The evidence app's models: the curated library, the tag vocabulary and its rules, decision aids."""
+"""The evidence app's models: the curated library and its findings, the tag vocabulary and its rules, decision aids."""
 
 from evidence.models.decision_aids import DecisionAid, _validate_image
+from evidence.models.findings import Finding, ReviewStatus
 from evidence.models.library import (
     EvidenceStrength,
     GuidanceItem,
@@ -17,9 +18,11 @@ __all__ = [
     "ClassificationRule",
     "DecisionAid",
     "EvidenceStrength",
+    "Finding",
     "GuidanceItem",
     "IdentifierCheck",
     "ResultContext",
+    "ReviewStatus",
     "Study",
     "StudyKind",
     "Tag",

@@ -47,7 +47,9 @@ def _demo_password(path: Path) -> str:
 # What a curator may do (as migration evidence/0002 first granted): edit the library's studies and
 # guidance, and read the identifier checks.
 CURATOR_PERMISSIONS = [
-    f"{action}_{model}" for model in ("study", "guidanceitem") for action in ("add", "change", "delete", "view")
+    f"{action}_{model}"
+    for model in ("study", "guidanceitem", "finding")
+    for action in ("add", "change", "delete", "view")
 ] + ["view_identifiercheck"]
 
 

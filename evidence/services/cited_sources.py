@@ -17,7 +17,9 @@ from django.db.models import Q
 
 from evidence import identifiers
 from evidence.claims import Embed, PassageText
+from evidence.findings import citable_text
 from evidence.models import Study
+from evidence.selectors import with_findings
 
 KINDS = ("pmid", "doi", "nct", "pmcid")
 _LABELS = {"pmid": "PMID", "doi": "DOI", "nct": "", "pmcid": ""}
@@ -104,15 +106,15 @@ def cited_passage(*, kind: str, key: str, chunk_id: str, text: str) -> PassageTe
 
 
 def _library_sources(kind: str, keys: Sequence[str]) -> dict[str, CitedSource]:
-    """Return library studies carrying these identifiers, their key finding as the citable text."""
+    """Return library studies carrying these identifiers, their findings and key finding as the citable text."""
     field_name = {"pmid": "pmid", "doi": "doi", "nct": "nct_number", "pmcid": "pmcid"}[kind]
     query = Q()
     for key in keys:
         query |= Q(**{f"{field_name}__iexact": key})
     found: dict[str, CitedSource] = {}
-    for study in Study.objects.filter(query):
+    for study in with_findings(Study.objects.filter(query)):
         key = identifier_key(kind, getattr(study, field_name))
-        text = "\n".join(part for part in (study.title, study.key_finding) if part)
+        text = "\n".join(part for part in (study.title, citable_text(study)) if part)
         passage = cited_passage(kind=kind, key=key, chunk_id="key_finding", text=text)
         found[key] = CitedSource(title=study.title or study.study_name, passages=(passage,))
     return found

@@ -14,11 +14,13 @@ from django.db import models, transaction
 from django.db.models import Q
 
 from evidence import identifiers
-from evidence.models import EvidenceStrength, GuidanceItem, Study
+from evidence.models import EvidenceStrength, GuidanceItem, Study, Tag, TagKind
+from evidence.services.seed_findings import findings_problems, findings_write
 
 _Row = TypeVar("_Row", GuidanceItem, Study)
 
 SEED_PATH = Path(__file__).resolve().parent.parent / "seed" / "landmark_studies.json"
+VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
 # Recorded as the history change reason of every row the seed writes: a row whose latest history entry
 # carries another reason was edited by a curator and is left alone unless overwriting is requested.
 SEED_CHANGE_REASON = "seed_evidence"
@@ -30,7 +32,7 @@ STUDY_FIELDS = (
     "anchor_scenarios", "result_context", "clinical_settings", "test_names", "evidence_strength",
     "sample_size", "study_design", "key_finding", "url",
 )
-STUDY_KEYS = frozenset(STUDY_FIELDS) | {"guidance_item"}
+STUDY_KEYS = frozenset(STUDY_FIELDS) | {"guidance_item", "findings"}
 STUDY_REQUIRED = frozenset({"study_name", "title", "key_finding"})
 WELL_FORMED = {"pmid": identifiers.is_pmid, "doi": identifiers.is_doi, "nct_number": identifiers.is_nct}
 STRENGTHS = {label: value for value, label in EvidenceStrength.choices}
@@ -58,18 +60,19 @@ class SeedCounts:
 class SeedResult:
     studies: SeedCounts = field(default_factory=SeedCounts)
     guidance_items: SeedCounts = field(default_factory=SeedCounts)
+    findings: SeedCounts = field(default_factory=SeedCounts)
 
     @property
     def created(self) -> int:
-        return self.studies.created + self.guidance_items.created
+        return self.studies.created + self.guidance_items.created + self.findings.created
 
     @property
     def updated(self) -> int:
-        return self.studies.updated + self.guidance_items.updated
+        return self.studies.updated + self.guidance_items.updated + self.findings.updated
 
     @property
     def unchanged(self) -> int:
-        return self.studies.unchanged + self.guidance_items.unchanged
+        return self.studies.unchanged + self.guidance_items.unchanged + self.findings.unchanged
 
 
 @dataclass
@@ -81,6 +84,7 @@ class _Planned(Generic[_Row]):
     changed: bool
     curator_edited: bool
     guidance_title: str | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -112,7 +116,36 @@ def evidence_seed(*, path: Path | None = None, overwrite_curator_edits: bool = F
             study_plan.changed = True
         study.guidance_item = target
         _write(study_plan, result.studies, overwrite_curator_edits)
+        if study.pk is not None:
+            _write_findings(study, study_plan.findings, result.findings, overwrite_curator_edits)
     return result
+
+
+def _write_findings(
+    study: Study, rows: list[dict[str, Any]], counts: SeedCounts, overwrite_curator_edits: bool
+) -> None:
+    created, updated, unchanged, kept = findings_write(
+        study,
+        rows,
+        change_reason=SEED_CHANGE_REASON,
+        edited_by_curator=edited_by_curator,
+        overwrite_curator_edits=overwrite_curator_edits,
+    )
+    counts.created += created
+    counts.updated += updated
+    counts.unchanged += unchanged
+    counts.kept_curator_edits += kept
+
+
+def _decision_codes() -> frozenset[str]:
+    """Return the decision tags a seeded finding may carry: the vocabulary file's and the database's."""
+    try:
+        rows = json.loads(VOCABULARY_PATH.read_text(encoding="utf-8")).get("tags", [])
+    except (OSError, ValueError, AttributeError):
+        rows = []
+    from_file = {row.get("code") for row in rows if isinstance(row, dict) and row.get("kind") == TagKind.DECISION}
+    stored = set(Tag.objects.filter(kind=TagKind.DECISION).values_list("code", flat=True))
+    return frozenset(code for code in from_file | stored if isinstance(code, str))
 
 
 def _read(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -155,11 +188,15 @@ def _plan_studies(
     rows: list[dict[str, Any]], guidance_titles: set[str], errors: list[str]
 ) -> list[_Planned[Study]]:
     plans: list[_Planned[Study]] = []
+    decision_codes = _decision_codes()
     claimed: dict[str, str] = {}  # "pmid:123" / "study_name:X" -> label of the first row that used it
     for number, row in enumerate(rows, start=1):
         label = f"studies row {number} ({row.get('study_name', '<no study_name>')!r})"
         if problems := _key_problems(row, STUDY_KEYS, required=STUDY_REQUIRED):
             errors.append(f"{label}: {problems}")
+            continue
+        if finding_problems := findings_problems(row.get("findings", []), decision_codes=decision_codes):
+            errors.append(f"{label}: " + "; ".join(finding_problems) + ".")
             continue
         values = {name: row.get(name) for name in STUDY_FIELDS if name in row}
         if problems := _type_problems(Study, {**values, "evidence_strength": None}):
@@ -187,6 +224,7 @@ def _plan_studies(
             continue
         plan = _plan(study or Study(), values, STUDY_FIELDS, label, errors, exclude=("guidance_item",))
         plan.guidance_title = guidance_title
+        plan.findings = row.get("findings", [])
         plans.append(plan)
     return plans
 

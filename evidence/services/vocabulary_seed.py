@@ -15,11 +15,10 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag
-from evidence.services.seed import SEED_CHANGE_REASON, SeedError, edited_by_curator
+from evidence.services.seed import SEED_CHANGE_REASON, VOCABULARY_PATH, SeedError, edited_by_curator
 
 _Row = TypeVar("_Row", bound=models.Model)
 
-VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
 
 
 @dataclass

@@ -22,12 +22,14 @@ def test_library_question_is_answered_from_verified_references_first(library):
         "receive oral anticoagulation?"
     )
     assert result.answer.startswith("**Bottom line:** **")
-    # The anchor pack's AF guidelines and the KDIGO AF-in-CKD consensus; the general CKD guideline
-    # never mentions anticoagulation and the device-detected AF trials are too far from the question.
-    assert sorted(reference["pmid"] for reference in result.references) == ["29522134", "38033089", "39210723"]
+    # The anchor pack's AF guidelines, the KDIGO AF-in-CKD consensus and the general CKD guideline, whose curated
+    # finding recommends a NOAC over warfarin in AF with CKD G1-G4 (its description never mentioned anticoagulation);
+    # the device-detected AF trials are too far from the question.
+    assert sorted(reference["pmid"] for reference in result.references) == [
+        "29522134", "38033089", "38490803", "39210723"
+    ]
     judged = {j["title"]: j for j in next(s for s in result.trace if s["step"] == "judge")["data"]["judgements"]}
-    assert judged["KDIGO 2024 CKD Guideline"]["addresses"] is False
-    assert judged["KDIGO 2024 CKD Guideline"]["reason"] == "does not address anticoagulation"
+    assert judged["KDIGO 2024 CKD Guideline"]["addresses"] is True
     assert judged["ARTESiA"]["addresses"] is False
     assert all(
         reference["url"] == f"https://pubmed.ncbi.nlm.nih.gov/{reference['pmid']}/" for reference in result.references

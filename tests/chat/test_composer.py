@@ -172,11 +172,20 @@ def test_the_not_covered_section_is_left_out_when_nothing_is_missing():
             "",
         ),
         (
+            # Nothing states what was asked: the answer says so first, then gives the nearest finding.
             "How long to treat cystitis with nitrofurantoin?",
             "RESULTS: Nitrofurantoin cured most cystitis episodes. "
             "CONCLUSIONS: Nitrofurantoin remains a good choice for cystitis in women.",
-            "Nitrofurantoin",
-            " The cited evidence does not state a treatment duration.",
+            "The cited evidence does not state a treatment duration. Nearest finding: Nitrofurantoin",
+            "",
+        ),
+        (
+            # Asked for a drug and a dose, only the drug is stated: the gap follows the finding.
+            "Which anticoagulant and what dose in AF with CKD?",
+            "RESULTS: Apixaban caused less bleeding than warfarin in AF with CKD. "
+            "CONCLUSIONS: Apixaban is preferred in AF with CKD.",
+            "Apixaban",
+            " The cited evidence does not state a dose.",
         ),
         (
             "How long to treat cystitis with nitrofurantoin?",
@@ -201,6 +210,32 @@ def test_a_requested_dose_or_duration_leads_only_when_a_source_states_it(questio
     lead = answer.split("\n\n")[0]
     assert lead.startswith(f"**Bottom line:** {first}")
     assert lead.endswith(f"[citation:pmid:30000001:c0].{unstated}")
+
+
+def test_a_timing_stated_for_another_drug_does_not_answer_when_to_restart_this_one():
+    from evidence.concepts import DECISION_ROLE, Concept
+
+    question = "Restart apixaban after GI bleed - when?"
+    text = (
+        "RESULTS: Aspirin was restarted on the day haemostasis was confirmed in most patients with GI bleeding. "
+        "CONCLUSIONS: Apixaban after GI bleeding was associated with fewer thromboembolic events."
+    )
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+    anticoagulation = Concept(
+        "anticoagulation", DECISION_ROLE, (("apixaban",), ("anticoagulation",)), code="anticoagulation"
+    )
+    restart = Concept("restart", DECISION_ROLE, (("restart",), ("restarted",)), code="restart")
+    answer = compose_answer(
+        question=question,
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+        concepts=[anticoagulation, restart],
+    )
+    assert answer.startswith("**Bottom line:** The cited evidence does not state the timing. Nearest finding: ")
 
 
 def test_abstains_when_nothing_approved_and_verification_agrees():

@@ -55,16 +55,20 @@ def test_af_ckd_question_is_answered_from_the_anchor_pack_without_any_external_r
     }
     cited = {reference.get("pmid"): reference["url"] for reference in result.references}
     assert len(anchors) >= 3 and set(anchors) <= set(cited)
-    assert "38490803" not in cited  # the general CKD guideline never mentions anticoagulation
+    # The general CKD guideline is cited for its one recommendation on anticoagulation in AF (NOAC over warfarin
+    # in CKD G1-G4), a curated finding; its description alone never mentioned anticoagulation.
+    assert "38490803" in cited
+    assert "non-vitamin K antagonist oral anticoagulant" in result.answer
     assert all(cited[pmid] == url for pmid, url in anchors.items())  # anchor URLs are the stored URLs
     for reference in result.references:
         assert is_direct_url(reference["url"])
         assert not re.search(r"google\.|bing\.|duckduckgo\.|[?&](q|term)=", reference["url"])
         assert reference["title"] and reference["source_badge"] and "quality_badges" in reference
     assert result.decision_aids == []  # no curated aid matches, and no stock image is ever added
-    # On-topic guidelines, but none states a dose: the badge says so instead of promising an answer.
-    assert result.confidence == "YELLOW"
-    assert "the question asks for a dose, which the cited evidence does not state" in result.confidence_reasons
+    # The KDIGO consensus states the doses by kidney function (curated finding): the question is answered.
+    assert result.confidence == "GREEN"
+    assert "apixaban 2.5 mg twice daily" in result.answer
+    assert not any("does not state" in reason for reason in result.confidence_reasons)
 
 
 def test_a_matching_decision_aid_is_shown_and_a_non_matching_one_is_not(library, eutils, settings, tmp_path):

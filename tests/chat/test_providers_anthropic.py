@@ -88,7 +88,8 @@ def test_wrong_citation_formats_are_mapped_back_to_sources(library, fake_anthrop
                 Text(
                     "The US guideline revises advice on oral anticoagulation for atrial fibrillation "
                     f"(PMID: {AF_GUIDELINE}). The ESC guideline ties the decision to start anticoagulation to "
-                    "thromboembolic risk [2]. KDIGO reviewed stroke prevention across CKD stages and on dialysis "
+                    # [3]: the ESC guideline's number among the prompt's AVAILABLE SOURCES (after ACC/AHA, KDIGO 2024)
+                    "thromboembolic risk [3]. KDIGO reviewed stroke prevention across CKD stages and on dialysis "
                     f"[citation: pmid:{KDIGO_ARRHYTHMIA}]. The European guideline is built on the AF-CARE "
                     "framework: treat comorbidities and risk factors, avoid stroke and thromboembolism "
                     "(doi:10.1093/eurheartj/ehae176)."
@@ -355,8 +356,9 @@ def test_timeout_falls_back_to_the_extractive_composer_with_a_clear_notice(
         "This answer was composed directly from the retrieved evidence instead."
     )
     assert result.provider == "extractive"
-    assert result.answer.startswith("**Bottom line:** **2023 ACC/AHA/ACCP/HRS Atrial Fibrillation Guideline**")
-    assert pmids(result)[0] == AF_GUIDELINE
+    # Stage 4 CKD: KDIGO 2024's recommendation for AF with CKD G1-G4 (a curated finding) is the bottom line.
+    assert result.answer.startswith("**Bottom line:** **KDIGO 2024 CKD Guideline**")
+    assert pmids(result)[0] == "38490803"
     assert events(caplog, "llm_provider_error")[0]["code"] == "llm_timeout"
 
 

@@ -33,6 +33,7 @@ from evidence.models import (
     AnchorScenario,
     ClassificationRule,
     DecisionAid,
+    Finding,
     Study,
     Tag,
 )
@@ -84,6 +85,10 @@ def rows(settings: Any, tmp_path: Any) -> dict[type[models.Model], models.Model]
     owner = UserFactory(username="owner")
     instances: list[models.Model] = [
         study,
+        Finding.objects.create(
+            study=study, statement="Apixaban lowered stroke (HR 0.63).", source_url="https://example.org/",
+            locator="Abstract",
+        ),
         GuidanceItemFactory(),
         Tag.objects.create(code="af", kind="disease", label="atrial fibrillation"),
         Abbreviation.objects.create(term="NAC", expansions=["N-acetylcysteine"]),
@@ -173,7 +178,7 @@ def test_the_walk_covers_every_registered_model_and_every_view(rows: dict) -> No
     assert {url.model for url in urls} == set(admin.site._registry)
     assert {url.view for url in urls} <= READ_VIEWS | WRITE_VIEWS | {"object"}
     assert len({url.path for url in urls}) == len(urls)
-    assert sum(url.view == "simple_history" for url in urls) == 7  # the seven models with a history
+    assert sum(url.view == "simple_history" for url in urls) == 8  # the eight models with a history
 
 
 def test_anonymous_users_are_sent_to_the_admin_login_and_change_nothing(client: Client, rows: dict) -> None:
@@ -264,6 +269,8 @@ def _study_form(study: Study, **changes: str) -> dict[str, str]:
         "disease_tags": ",".join(study.disease_tags),
         "identifier_checks-TOTAL_FORMS": "0",
         "identifier_checks-INITIAL_FORMS": "0",
+        "findings-TOTAL_FORMS": "0",
+        "findings-INITIAL_FORMS": "0",
     }
     data.update(changes)
     return data

@@ -42,12 +42,22 @@ def test_curator_can_open_add_and_change_forms(client, curator):
             "disease_tags": "af,ckd",
             "identifier_checks-TOTAL_FORMS": "0",
             "identifier_checks-INITIAL_FORMS": "0",
+            "findings-TOTAL_FORMS": "1",
+            "findings-INITIAL_FORMS": "0",
+            "findings-0-statement": "Apixaban lowered stroke versus aspirin (HR 0.63).",
+            "findings-0-source_url": "pubmed.ncbi.nlm.nih.gov/37952132/",
+            "findings-0-locator": "Abstract, Results",
+            "findings-0-position": "1",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     study.refresh_from_db()
     assert (study.title, study.disease_tags, study.evidence_strength) == ("New title", ["af", "ckd"], 3)
     assert study.history.first().history_user == curator
+    finding = study.findings.get()
+    assert finding.source_url == "https://pubmed.ncbi.nlm.nih.gov/37952132/"
+    assert finding.review_words() == "curated finding, awaiting review"
+    assert finding.history.first().history_user == curator
 
 
 def test_viewer_sees_the_library_but_cannot_change_it(client, viewer):
@@ -100,6 +110,8 @@ def test_admin_form_shows_identifier_errors_inline(client, curator):
             "key_finding": "k",
             "identifier_checks-TOTAL_FORMS": "0",
             "identifier_checks-INITIAL_FORMS": "0",
+            "findings-TOTAL_FORMS": "0",
+            "findings-INITIAL_FORMS": "0",
         },
     )
     body = response.content.decode()
@@ -116,6 +128,7 @@ def test_admin_form_refuses_digits_other_than_0_to_9(client, curator):
         "study_name": "Digits", "kind": "trial", "evidence_strength": "2", "result_context": "both",
         "pmid": "34449189", "title": "t", "key_finding": "k",
         "identifier_checks-TOTAL_FORMS": "0", "identifier_checks-INITIAL_FORMS": "0",
+        "findings-TOTAL_FORMS": "0", "findings-INITIAL_FORMS": "0",
     }
     response = client.post(
         reverse("admin:evidence_study_add"),

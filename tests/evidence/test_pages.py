@@ -66,3 +66,28 @@ def test_library_pages_show_each_study_level_of_evidence(client):
     ]
     detail = lxml.html.fromstring(client.get(reverse("evidence:study-detail", args=[guideline.pk])).content)
     assert detail.cssselect(".badge.level")[0].get("data-level") == "guideline"
+
+
+def test_study_detail_lists_each_curated_finding_with_its_source_and_who_reviewed_it(client):
+    from evidence.models import Finding
+    from tests.factories import UserFactory
+
+    study = StudyFactory(study_name="ARTESiA", key_finding="A summary of the trial.")
+    Finding.objects.create(
+        study=study, statement="Apixaban lowered stroke versus aspirin (HR 0.63).", source_url="https://pubmed.ncbi.nlm.nih.gov/37952132/",
+        locator="Abstract, Results", position=1,
+    )
+    reviewed = Finding.objects.create(
+        study=study, statement="Major bleeding was more frequent with apixaban.", recommendation_class="",
+        source_url="https://example.org/report", locator="Results paragraph", position=2,
+    )
+    reviewed.mark_reviewed(UserFactory(username="rev", first_name="Rita", last_name="Reviewer"))
+    reviewed.save()
+
+    body = client.get(reverse("evidence:study-detail", args=[study.pk])).content.decode()
+
+    assert body.index("Apixaban lowered stroke versus aspirin (HR 0.63).") < body.index("Major bleeding was more")
+    assert 'href="https://pubmed.ncbi.nlm.nih.gov/37952132/"' in body and ">Abstract, Results</a>" in body
+    assert "curated finding, awaiting review" in body
+    assert "curated finding, reviewed by Rita Reviewer on " in body
+    assert "A summary of the trial." in body

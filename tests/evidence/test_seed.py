@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evidence import identifiers
-from evidence.models import EvidenceStrength, GuidanceItem, Study
+from evidence.models import EvidenceStrength, Finding, GuidanceItem, Study
 from evidence.services.seed import SEED_PATH, SeedError, evidence_seed
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +41,7 @@ DECISION_TAGS = {
     "risk_stratification",
     "diagnosis",
 }
-HISTORY_MODELS = (Study.history.model, GuidanceItem.history.model)
+HISTORY_MODELS = (Study.history.model, GuidanceItem.history.model, Finding.history.model)
 
 
 def _shared_entries(shared_data: Path) -> dict[str, dict[str, Any]]:
@@ -87,11 +87,12 @@ def test_second_run_creates_updates_and_records_nothing():
 
     result = evidence_seed()
 
-    assert (result.created, result.updated, result.unchanged) == (0, 0, 37)
-    assert (result.studies.unchanged, result.guidance_items.unchanged) == (28, 9)
+    findings = Finding.objects.count()
+    assert (result.created, result.updated, result.unchanged) == (0, 0, 37 + findings)
+    assert (result.studies.unchanged, result.guidance_items.unchanged, result.findings.unchanged) == (28, 9, findings)
     assert Study.objects.count() == 28
     assert GuidanceItem.objects.count() == 9
-    assert _history_rows() == history_before == 37
+    assert _history_rows() == history_before == 37 + findings
     assert dict(Study.objects.values_list("study_name", "updated_at")) == stamps_before
 
 
@@ -223,7 +224,7 @@ def test_broken_file_leaves_an_already_seeded_library_untouched(tmp_path):
     )
 
     assert Study.objects.get(study_name="DYNAMIC").key_finding == SEED["studies"][0]["key_finding"]
-    assert _history_rows() == 37
+    assert _history_rows() == 37 + Finding.objects.count()
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -287,6 +288,8 @@ def test_command_prints_counts():
 
     assert first.getvalue() == (
         "Guidance items: 9 created, 0 updated, 0 unchanged.\nStudies: 28 created, 0 updated, 0 unchanged.\n"
+        f"Curated findings: {Finding.objects.count()} created, 0 updated, 0 unchanged (new and changed findings await "
+        "a curator's review).\n"
         "Vocabulary tags: 55 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Anchor scenarios: 6 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Classification rules: 13 created, 0 updated, 0 unchanged, 0 kept.\n"
@@ -294,6 +297,8 @@ def test_command_prints_counts():
     )
     assert second.getvalue() == (
         "Guidance items: 0 created, 0 updated, 9 unchanged.\nStudies: 0 created, 0 updated, 28 unchanged.\n"
+        f"Curated findings: 0 created, 0 updated, {Finding.objects.count()} unchanged (new and changed findings await "
+        "a curator's review).\n"
         "Vocabulary tags: 0 created, 0 updated, 55 unchanged, 0 kept.\n"
         "Anchor scenarios: 0 created, 0 updated, 6 unchanged, 0 kept.\n"
         "Classification rules: 0 created, 0 updated, 13 unchanged, 0 kept.\n"

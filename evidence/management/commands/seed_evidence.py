@@ -39,6 +39,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Guidance items: {result.guidance_items}.")
         self.stdout.write(self.style.SUCCESS(f"Studies: {result.studies}."))
+        self.stdout.write(f"Curated findings: {result.findings} (new and changed findings await a curator's review).")
         self.stdout.write(f"Vocabulary tags: {vocabulary.tags}.")
         self.stdout.write(f"Anchor scenarios: {vocabulary.scenarios}.")
         self.stdout.write(f"Classification rules: {vocabulary.rules}.")

@@ -1,0 +1,90 @@
+"""What a question asks for (a drug, a dose, a duration, a timing, a threshold) and whether a sentence states it.
+
+The composer leads with a sentence that states what was asked, and says plainly what no cited sentence
+states; confidence names the same gaps. Both read these patterns, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evidence.concepts import DECISION_ROLE, Concept, TextIndex
+
+# What a question can ask for, and how a sentence states it.
+ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "drug": (
+        re.compile(
+            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+)?(?:drug|agent|medication|"
+            r"anticoagulant|antibiotic|antiplatelet|antihypertensive|regimen|treatment)s?\b|\bdrug of choice\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b\w+(?:xaban|gatran|parin|farin|statin|pril|sartan|olol|dipine|mab|nib|cillin|mycin|floxacin|azole|"
+            r"cycline|gliflozin|gliptin|glutide|formin|sone|olone|amide|azepam|prazole|tidine|vir)\b|\baspirin\b|"
+            r"\bwarfarin\b|\bmetformin\b|\binsulin\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "dose": (
+        re.compile(r"\b(?:dose|doses|dosing|dosage|how much|mg)\b", re.IGNORECASE),
+        re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL(?!/min)|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
+    ),
+    "duration": (
+        re.compile(
+            r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months)\b|\blength of (?:treatment|therapy)\b",
+            re.IGNORECASE,
+        ),
+        re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
+    ),
+    "timing": (
+        re.compile(
+            r"(?:^\W*|[-,;:\u2013\u2014]\s*|\band\s+)when\b|\b(?:how soon|how early|timing)\b"
+            r"|\bhow many (?:days|weeks) (?:after|before)\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b(?:same|next) day\b|\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:hours?|days?|weeks?|months?) "
+            r"(?:after|before|from|post|following)\b|\bwithin \d+\s?(?:hours?|days?|weeks?)\b|\bonce (?:endoscopic )?"
+            r"ha?emostasis\b|\bday (?:that|when) (?:endoscopic )?ha?emostasis\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "threshold": (
+        re.compile(r"\b(?:threshold|cut-?off|target|at what (?:level|value|number))\b", re.IGNORECASE),
+        re.compile(r"(?:≥|≤|>=|<=|>|<|\babove\b|\bbelow\b|\bat least\b|\bless than\b|\bgreater than\b)\s?\d"),
+    ),
+}
+ASK_WORDS = {
+    "drug": "which drug",
+    "dose": "a dose",
+    "duration": "a treatment duration",
+    "timing": "the timing",
+    "threshold": "a threshold",
+}
+# The decision tags whose question is one of these kinds: a cited sentence stating the kind covers the decision.
+ASK_DECISIONS = {"drug_choice": "drug", "dose": "dose", "duration": "duration", "restart": "timing"}
+
+
+def asked_for(question: str) -> list[str]:
+    """Return what the question asks for among drug, dose, duration, timing and threshold."""
+    return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]
+
+
+def states(kind: str, sentence: str) -> bool:
+    """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
+    return bool(ASKS[kind][1].search(sentence))
+
+
+def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
+    """Return True when `sentence` states the `kind` asked for about the question's own decision.
+
+    "Restart apixaban after a GI bleed - when?" is not answered by when to restart aspirin: a sentence that
+    states a timing must also be about anticoagulation, the decision the timing is asked of (every decision
+    concept of the question that is not itself a kind of answer, such as "dose" or "restart").
+    """
+    if not states(kind, sentence):
+        return False
+    subjects = [c for c in concepts if c.role == DECISION_ROLE and c.code and c.code not in ASK_DECISIONS]
+    index = TextIndex(sentence) if subjects else None
+    return all(index.covers(subject) for subject in subjects) if index else True

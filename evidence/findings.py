@@ -1,0 +1,53 @@
+"""A library study's curated findings as evidence: the one place their citable wording is made.
+
+The answer quotes a finding as `shown` ("DOACs are preferred over warfarin ... (Class 1, LOE A)."), the
+claim checker reads the same words in the study's citable text, and the reader sees beside it who
+vouched for it (`review`). A study without findings is cited by its key finding, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evidence.models import Finding, Study
+
+
+@dataclass(frozen=True)
+class CuratedFinding:
+    """A finding as an answer cites it."""
+
+    shown: str
+    review: str
+    reviewed: bool
+    locator: str
+    source_url: str
+    decision_tags: tuple[str, ...] = ()
+
+
+def shown_statement(finding: Finding) -> str:
+    """Return the finding's statement with its grade, as one sentence: "... (Class 1, LOE A)."."""
+    statement = " ".join(finding.statement.split())
+    grade = finding.grade
+    if not grade:
+        return statement if statement.endswith((".", "!", "?")) else statement + "."
+    return f"{statement.rstrip('.')} ({grade})."
+
+
+def curated_findings(study: Study) -> tuple[CuratedFinding, ...]:
+    """Return the study's findings in order (prefetch `findings` with `evidence.selectors.with_findings`)."""
+    return tuple(
+        CuratedFinding(
+            shown=shown_statement(finding),
+            review=finding.review_words(),
+            reviewed=finding.is_reviewed,
+            locator=finding.locator,
+            source_url=finding.source_url,
+            decision_tags=tuple(finding.decision_tags),
+        )
+        for finding in study.findings.all()
+    )
+
+
+def citable_text(study: Study) -> str:
+    """Return what a citation of the study may quote: each finding as shown, one per line, then its key finding."""
+    return "\n".join([*(finding.shown for finding in curated_findings(study)), study.key_finding])
