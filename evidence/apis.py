@@ -17,8 +17,9 @@ from rest_framework.views import APIView
 from config.api import ASCII_INTEGER_FIELD_MAPPING, CuratorWriteOrReadOnly
 from config.inputs import check_no_nul, parse_ascii_int
 from evidence import identifiers
-from evidence.models import EvidenceStrength, ResultContext, Study, StudyKind
-from evidence.selectors import study_search
+from evidence.findings import shown_statement
+from evidence.models import EvidenceStrength, Finding, ResultContext, Study, StudyKind
+from evidence.selectors import study_search, with_findings
 from evidence.services.citation_check import (
     CHECK_MAX_CHARS,
     STATUSES,
@@ -72,14 +73,32 @@ class StrengthField(serializers.ChoiceField):
         return next(choice.value for choice in EvidenceStrength if choice.label == label)
 
 
+class FindingOutputSerializer(serializers.ModelSerializer):
+    """A curated finding as shown (statement with its grade), its source, and who reviewed it (read-only here)."""
+
+    shown = serializers.SerializerMethodField()
+    reviewed_by = serializers.CharField(source="reviewed_by.username", default=None)
+
+    class Meta:
+        model = Finding
+        fields = (
+            "id", "statement", "shown", "recommendation_class", "evidence_level", "decision_tags", "source_url",
+            "locator", "review_status", "reviewed_by", "reviewed_at",
+        )
+
+    def get_shown(self, finding: Finding) -> str:
+        return shown_statement(finding)
+
+
 class StudyOutputSerializer(serializers.ModelSerializer):
     evidence_strength = StrengthField()
     links = serializers.SerializerMethodField()
     guidance = serializers.CharField(source="guidance_item.title", default=None)
+    findings = FindingOutputSerializer(many=True, read_only=True)
 
     class Meta:
         model = Study
-        fields = ("id", *STUDY_WRITABLE_FIELDS, "links", "guidance", "created_at", "updated_at")
+        fields = ("id", *STUDY_WRITABLE_FIELDS, "findings", "links", "guidance", "created_at", "updated_at")
 
     def get_links(self, study: Study) -> dict[str, str]:
         links = {"pubmed": study.pubmed_url, "doi": study.doi_url, "clinicaltrials": study.ctgov_url}
@@ -175,8 +194,10 @@ class StudyViewSet(viewsets.ModelViewSet):
 
     def get_queryset(self) -> QuerySet[Study]:
         if self.action == "list":
-            return study_search(**parse_study_filters(self.request.query_params)).select_related("guidance_item")
-        return Study.objects.select_related("guidance_item")
+            found = study_search(**parse_study_filters(self.request.query_params)).select_related("guidance_item")
+        else:
+            found = Study.objects.select_related("guidance_item")
+        return with_findings(found)
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = StudyInputSerializer(data=request.data)

@@ -37,9 +37,15 @@ def curator_api(api):
 
 
 def test_anonymous_list_is_paginated_and_ordered_by_strength(api, django_assert_num_queries):
+    from evidence.models import Finding
+
     StudyFactory(study_name="low", evidence_strength=1)
-    StudyFactory(study_name="high", evidence_strength=3, pmid="35657320", doi="10.1056/NEJMoa2200075")
-    with django_assert_num_queries(2):  # count + page, no N+1
+    high = StudyFactory(study_name="high", evidence_strength=3, pmid="35657320", doi="10.1056/NEJMoa2200075")
+    Finding.objects.create(
+        study=high, statement="Chemotherapy use fell (15% vs 28%).", recommendation_class="", evidence_level="",
+        source_url="https://pubmed.ncbi.nlm.nih.gov/35657320/", locator="Abstract, Results",
+    )
+    with django_assert_num_queries(3):  # count + page + the page's findings, no N+1
         response = api.get(URL)
     assert response.status_code == 200
     body = response.json()
@@ -50,6 +56,11 @@ def test_anonymous_list_is_paginated_and_ordered_by_strength(api, django_assert_
         "pubmed": "https://pubmed.ncbi.nlm.nih.gov/35657320/",
         "doi": "https://doi.org/10.1056/NEJMoa2200075",
     }
+    finding = body["results"][0]["findings"][0]
+    assert (finding["shown"], finding["locator"], finding["review_status"], finding["reviewed_by"]) == (
+        "Chemotherapy use fell (15% vs 28%).", "Abstract, Results", "awaiting_review", None
+    )
+    assert body["results"][1]["findings"] == []
 
 
 @pytest.mark.parametrize(
