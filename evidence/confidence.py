@@ -85,9 +85,13 @@ def rate_confidence(
         reasons.append(f"{claims_removed} of {total} statements were removed as unsupported")
     if _ORDER[format_floor] < _ORDER[level]:
         level = format_floor
-        reasons.append(
-            "few of the answer's statements carry a citation" if format_floor == YELLOW else "no valid citation"
-        )
+        if format_floor != YELLOW:
+            reasons.append("no valid citation")
+        elif len(cited) < 2:
+            # The citation floor holds an answer resting on one source below GREEN, guideline or not.
+            reasons.append("the answer rests on a single cited source")
+        else:
+            reasons.append("few of the answer's statements carry a citation")
     return Confidence(level, reasons)
 
 

@@ -4,14 +4,15 @@
     python -m training.injection --check    # the same, printing the figures without writing anything
 
 Positives are the project's own injection wordings that are no longer held out (the development
-grammar, the prose development style and the three earlier held-out sets,
-`tests/evidence/injection_wordings.py`); negatives are real abstract sentences: the SciFact corpus,
-the Citation-Integrity corpus and the Check-COVID corpus (../shared/data, never copied). Each
+grammar, the prose development style and the four earlier held-out sets,
+`tests/evidence/injection_wordings.py`); negatives are real abstract sentences and their clauses (the
+detector scores a sentence and each of its clauses, `evidence.injection_classifier.clauses`): the SciFact
+corpus, the Citation-Integrity corpus and the Check-COVID corpus (../shared/data, never copied). Each
 positive is also learnt without its lead-in (`augmented`). Benign documents are split by a fixed
 seed: 85 % train, 15 % to choose the threshold - the lowest score at which at most
-`max_validation_fpr` of those sentences are flagged. Before the final fit, a style check trains
-without the third held-out set and reports recall on it, so the model card says how well the
-classifier carries over to a wording style it never saw. PubMedQA and the current held-out set are
+`max_validation_fpr` of those sentences (scored as the detector scores them) are flagged. Before the
+final fit, a style check trains without the latest former held-out set and reports recall on it, so
+the model card says how well the classifier carries over to a wording style it never saw. PubMedQA and the current held-out set are
 never read here: `benchmarks/injection.py` measures on them.
 """
 
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evidence.injection_classifier import MODEL_DIR, feature_indices  # noqa: E402
+from evidence.injection_classifier import MODEL_DIR, clauses, feature_indices, normalised  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
 
 
@@ -148,6 +149,27 @@ def _benign_split(settings: TrainingSettings) -> tuple[list[str], list[str]]:
     return train, validation
 
 
+def _parts(sentences: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Return every sentence's clauses (the sentence first, as the detector scores them) and where each starts."""
+    parts: list[str] = []
+    starts = []
+    for sentence in sentences:
+        starts.append(len(parts))
+        parts.extend(clauses(normalised(sentence).lower()))
+    return parts, np.asarray(starts, dtype=np.int64)
+
+
+def _sentence_scores(weights: np.ndarray, bias: float, sentences: Sequence[str]) -> np.ndarray:
+    """Return each sentence's score as the detector computes it: the highest of the sentence and its clauses."""
+    parts, starts = _parts(sentences)
+    return np.maximum.reduceat(_scores(weights, bias, _encode(parts)), starts) if parts else np.zeros(0)
+
+
+def _with_clauses(sentences: Sequence[str]) -> list[str]:
+    """Return benign sentences and their clauses: a clause of an ordinary sentence is ordinary too."""
+    return _parts(sentences)[0]
+
+
 def _threshold(scores: np.ndarray, max_fpr: float) -> float:
     """Return the lowest threshold that flags at most `max_fpr` of the benign `scores`."""
     allowed = int(max_fpr * len(scores))
@@ -159,24 +181,32 @@ def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
     """Run the style check and the final fit; return the model."""
     started = time.monotonic()
     development = [*wordings.development_wordings(), *wordings.development_prose_wordings()]
-    earlier = [*wordings.first_held_out_wordings(), *wordings.second_held_out_wordings()]
-    third = wordings.third_held_out_wordings()
+    earlier = [
+        *wordings.first_held_out_wordings(),
+        *wordings.second_held_out_wordings(),
+        *wordings.third_held_out_wordings(),
+    ]
+    latest = wordings.fourth_held_out_wordings()
     benign_train, benign_validation = _benign_split(settings)
-    print(f"positives: development {len(development)}, first and second {len(earlier)}, third {len(third)}")
-    print(f"benign sentences: train {len(benign_train)}, validation {len(benign_validation)}")
+    negatives = _with_clauses(benign_train)
+    print(f"positives: development {len(development)}, earlier held-out sets {len(earlier)}, latest {len(latest)}")
+    print(
+        f"benign sentences: train {len(benign_train)} ({len(negatives)} with their clauses), "
+        f"validation {len(benign_validation)}"
+    )
 
-    weights, bias = fit(augmented([*development, *earlier]), benign_train, settings, dimension)
-    threshold = _threshold(_scores(weights, bias, _encode(benign_validation)), settings.max_validation_fpr)
-    style_recall = float((_scores(weights, bias, _encode(third)) >= threshold).mean())
-    print(f"style check (trained without the third set): recall on it {style_recall:.3f}")
+    weights, bias = fit(augmented([*development, *earlier]), negatives, settings, dimension)
+    threshold = _threshold(_sentence_scores(weights, bias, benign_validation), settings.max_validation_fpr)
+    style_recall = float((_sentence_scores(weights, bias, latest) >= threshold).mean())
+    print(f"style check (trained without the latest former held-out set): recall on it {style_recall:.3f}")
 
-    learnt = [*development, *earlier, *third]
+    learnt = [*development, *earlier, *latest]
     positives = augmented(learnt)
-    weights, bias = fit(positives, benign_train, settings, dimension)
-    validation_scores = _scores(weights, bias, _encode(benign_validation))
+    weights, bias = fit(positives, negatives, settings, dimension)
+    validation_scores = _sentence_scores(weights, bias, benign_validation)
     threshold = _threshold(validation_scores, settings.max_validation_fpr)
     validation_fpr = float((validation_scores >= threshold).mean())
-    train_recall = float((_scores(weights, bias, _encode(learnt)) >= threshold).mean())
+    train_recall = float((_sentence_scores(weights, bias, learnt) >= threshold).mean())
     print(f"threshold {threshold:.4f}: benign validation FPR {validation_fpr:.5f}, training recall {train_recall:.3f}")
     print(f"trained in {time.monotonic() - started:.0f} s")
     return TrainedModel(
@@ -187,7 +217,7 @@ def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
             "settings": asdict(settings),
             "dimension": dimension,
             "positives": len(positives),
-            "negatives": len(benign_train),
+            "negatives": len(negatives),
             "style_check_recall": round(style_recall, 4),
             "benign_validation_fpr": round(validation_fpr, 6),
             "benign_validation_sentences": len(benign_validation),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
+from evidence.asks import ASK_DECISIONS, answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
 from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
@@ -87,20 +88,25 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     library_texts = [f"{study.title}. {study.key_finding}" for study in studies]
     library_vectors = embed_cached(library_texts) if studies else np.zeros((0, 1))
     anchors = {study.pk for study in run.anchors}
+    named = {study.pk for study in run.named}
     found = []
     for (source, study), vector in zip(run.library_sources, library_vectors, strict=True):
         # What the study covers: its names, title, curated findings and key finding (the source's citable text).
         text = " ".join([study.study_name, *study.aliases, study.title, source.text])
+        # Judged by its best passage, as an abstract is by its best chunk: the description, or the curated
+        # finding closest to the question ("apixaban in dialysis" is one row of a guideline's findings).
+        passages = [vector, *(embed_cached([f.shown for f in source.findings]) if source.findings else [])]
         found.append(
             _judgement(
                 run,
                 source=source,
                 text=text,
-                semantic=float(np.dot(question_vector, vector)),
+                semantic=max(float(np.dot(question_vector, passage)) for passage in passages),
                 tags=[tag.lower() for tag in study.disease_tags],
                 decision_tags=[tag.lower() for tag in study.decision_tags],
                 synthesis=study.kind in LIBRARY_REVIEW_KINDS,
                 anchor=study.pk in anchors,
+                named=study.pk in named,
             )
         )
     by_doc: dict[str, list[EvidenceSource]] = {}
@@ -156,12 +162,20 @@ def _judgement(
     synthesis: bool,
     anchor: bool,
     decision_tags: Sequence[str] = (),
+    named: bool = False,
 ) -> Judgement:
     """Return the judgement of one candidate from its text, its similarity and (library) its tags."""
     settings, pico, vocabulary = run.settings, run.require_pico(), run.vocabulary
     assert vocabulary is not None
     index = TextIndex(text)
     share, missing = coverage(run.concepts, index)
+    # A decision that asks for a kind of answer is addressed by a source that states one about the question's
+    # own decision ("How long DAPT ...?" by "single antiplatelet therapy after 1 month of DAPT").
+    stated = [c for c in missing if c.role == DECISION_ROLE and _states_its_answer(c, text, run.concepts)]
+    if stated:
+        missing = [c for c in missing if c not in stated]
+        total = sum(c.weight for c in run.concepts)
+        share = round(1 - sum(c.weight for c in missing) / total, 4) if total else share
     conditions = [c for c in run.concepts if c.role == CONDITION]
     primary_label = vocabulary.label(pico.primary_disease_tag) if pico.primary_disease_tag else ""
     primary = next((c for c in conditions if c.label == primary_label), conditions[0] if conditions else None)
@@ -191,6 +205,8 @@ def _judgement(
         addresses, reason = False, f"does not address {_join([c.label for c in decisions])}"
     elif anchor:
         addresses, reason = True, "anchor study for this scenario"
+    elif named:
+        addresses, reason = True, "named in the question"
     elif score < settings.judge_threshold:
         addresses, reason = False, "too far from the question"
         measure = f"score {score:.2f} < {settings.judge_threshold:.2f}"
@@ -227,6 +243,11 @@ def _judgement(
         reason=f"{reason} ({measure})" if measure else reason,
         why=reason,
     )
+
+
+def _states_its_answer(decision: Concept, text: str, concepts: Sequence[Concept]) -> bool:
+    kind = ASK_DECISIONS.get(decision.code)
+    return kind is not None and answers(kind, text, concepts)
 
 
 def key_concept(concepts: Sequence[Concept]) -> Concept | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
-from evidence.concepts import Concept, Lexicon, question_concepts
+from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
 from evidence.models import Study
@@ -35,6 +35,8 @@ _NEGATIVE = re.compile(
     re.IGNORECASE,
 )
 
+_WORD = re.compile(r"[\w-]+")
+
 
 def understand(run: AnswerRun) -> TraceStep:
     """Extract the PICO, sub-queries, result context, named studies and term weights of `run.question`."""
@@ -55,6 +57,10 @@ def understand(run: AnswerRun) -> TraceStep:
     run.concepts = question_concepts(
         run.question, vocabulary=vocabulary, pico=pico, lexicon=lexicon, rarity=word_rarity
     )
+    # A study the question names ("What do DYNAMIC / GALAXY show?") is a source to cite, not a topic to cover.
+    study_names = [name for study in run.named for name in (study.study_name, *study.aliases)]
+    named_words = {word.lower() for name in study_names for word in _WORD.findall(name)}
+    run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.search_text = search_text(run.question, lexicon)
     return TraceStep(
         "understand",

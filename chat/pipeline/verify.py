@@ -67,6 +67,17 @@ def verify(run: AnswerRun) -> TraceStep:
     )
 
 
+def _without_label(text: str, labels: list[str]) -> str:
+    """Return a library sentence without the "NAME (journal, year; review): " the composer put before it, so the
+    study's name ("... anticoagulants and antiplatelets in acute GI bleeding") is not read as the sentence's topic."""
+    for label in labels:
+        name, _, _ = label.partition(" (")
+        if name and text.startswith(name):
+            end = text.find("): ", len(name))
+            return text[end + 3 :] if end != -1 else text[len(name) :].lstrip(": ")
+    return text
+
+
 def confidence(run: AnswerRun) -> TraceStep:
     """Rate the verified answer: relevance of what it cites, then the citation-format floor."""
     verified = run.verified
@@ -84,7 +95,8 @@ def confidence(run: AnswerRun) -> TraceStep:
         for judgement in [run.judgements.get(doc_id)]
     ]
     shown = [record for record in run.claims if record.supported]
-    stated_sentences = [record.text for record in shown]
+    labels = [source.label() for source in run.evidence.sources] if run.evidence else []
+    stated_sentences = [_without_label(record.text, labels) for record in shown]
     unstated = [
         ASK_WORDS[kind]
         for kind in asked_for(run.question)

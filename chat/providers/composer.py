@@ -222,10 +222,13 @@ def _candidates(
             # Of a guideline's recommendations, the ones on the decisions the question asks about ("DOAC or
             # warfarin?" is a drug choice: not the recommendation on anticoagulating device-detected AF).
             score += DECISION_BONUS * min(decided.get(sentence, 0), 2)
-            # A dose row for the patient's kidney function, not for other patients' ("CrCl 15-30" for eGFR 22).
+            # A dose row for the patient's kidney function ("CrCl 15-30" for eGFR 22); a sentence stated only for
+            # other kidney function is about other patients and is not offered.
             fit = fits(kidney, sentence)
-            if fit is not None:
-                score += KIDNEY_FIT if fit else -KIDNEY_FIT
+            if fit is False:
+                continue
+            if fit:
+                score += KIDNEY_FIT
             found.append(
                 Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
             )
@@ -334,7 +337,13 @@ def compose_answer(
     texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
     # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
     stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in [lead, *rest])}
-    open_concepts = [c for c in concepts if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)]
+    # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
+    names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
+    open_concepts = [
+        c
+        for c in concepts
+        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated) and c.label.lower() not in names
+    ]
     missing = uncovered(open_concepts, texts) if concepts else []
     if missing:
         parts.append("### What the evidence does not cover")
