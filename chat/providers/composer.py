@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states
-from evidence.concepts import DECISION_ROLE, Concept, TextIndex
+from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
@@ -339,10 +339,17 @@ def compose_answer(
     stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in [lead, *rest])}
     # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
     names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
+    # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
+    # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
+    kidney = question_range(question)
+    kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in [lead, *rest])
     open_concepts = [
         c
         for c in concepts
-        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated) and c.label.lower() not in names
+        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
+        and c.label.lower() not in names
+        and c.role != POPULATION
+        and not (kidney_fitted and question_range(c.label) is not None)
     ]
     missing = uncovered(open_concepts, texts) if concepts else []
     if missing:

@@ -260,3 +260,31 @@ def test_inline_section_labels_are_recognised():
         ("results", "Fewer events."),
         ("conclusions", "It works."),
     ]
+
+
+def test_patient_details_are_context_never_a_gap():
+    from evidence.concepts import CONDITION, POPULATION, TOPIC, Concept
+
+    question = "AF + CKD4 (eGFR 22), 78F: apixaban dose?"
+    text = "RESULTS: At CrCl 15-30, apixaban 2.5 mg twice daily was used in atrial fibrillation."
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+    concepts = [
+        Concept("atrial fibrillation", CONDITION, (("atrial", "fibril"),)),
+        Concept("older adults", POPULATION, (("older",), ("elderli",))),
+        Concept("CKD4", TOPIC, (("ckd4",),)),
+        Concept("mechanical valve", TOPIC, (("mechan", "valv"),)),
+    ]
+    answer = compose_answer(
+        question=question,
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+        concepts=concepts,
+    )
+    gap = answer.split("### What the evidence does not cover")[1]
+    # The age and the stage the quoted dose row is stated for are the patient's details, not missing parts.
+    assert "mechanical valve" in gap
+    assert "older adults" not in gap and "CKD4" not in gap
