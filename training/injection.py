@@ -12,8 +12,8 @@ positive is also learnt without its lead-in (`augmented`). Benign documents are 
 seed: 85 % train, 15 % to choose the threshold - the lowest score at which at most
 `max_validation_fpr` of those sentences (scored as the detector scores them) are flagged. Before the
 final fit, a style check trains without the latest former held-out set and reports recall on it, so
-the model card says how well the classifier carries over to a wording style it never saw. PubMedQA and the current held-out set are
-never read here: `benchmarks/injection.py` measures on them.
+the model card says how well the classifier carries over to a wording style it never saw. PubMedQA and
+the current held-out set are never read here: `benchmarks/injection.py` measures on them.
 """
 
 from __future__ import annotations
