@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from evidence.models import Abbreviation
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier
@@ -111,6 +112,11 @@ class Concept:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
 
 
+@lru_cache(maxsize=4)
+def _built_lexicon(rows: tuple[tuple[str, tuple[str, ...], bool], ...]) -> Lexicon:
+    return Lexicon.build(rows)
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """The curated abbreviations and lay words: each term's stem form → the forms it stands for."""
@@ -121,8 +127,10 @@ class Lexicon:
 
     @classmethod
     def load(cls) -> Lexicon:
-        """Return the lexicon from the `Abbreviation` table (one query)."""
-        return cls.build((row.term, row.expansions, row.case_sensitive) for row in Abbreviation.objects.all())
+        """Return the lexicon from the `Abbreviation` table (one query; built once per distinct table content,
+        since stemming every expansion cost ~30 ms a question)."""
+        rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive")
+        return _built_lexicon(tuple((term, tuple(forms), case_sensitive) for term, forms, case_sensitive in rows))
 
     @classmethod
     def build(cls, rows: Iterable[tuple[str, Sequence[str], bool]]) -> Lexicon:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from evidence.injection import is_instruction, is_role_marker
 
@@ -152,6 +153,7 @@ def instruction_sentences(text: str) -> list[str]:
     ]
 
 
+@lru_cache(maxsize=8192)
 def without_instructions(text: str) -> str:
     """Return `text` without the sentences that give instructions to a language model, lines kept.
 
