@@ -40,6 +40,10 @@ ISSUE_ANSWER = (
         ("stage III disease", "stage II disease", False),
         ("P = .03", "P = .3", False),
         ("24 months", "two years", False),  # unit conversion is not attempted: the quote must state it
+        # A percentage needs a percentage or a proportion: a count of 40 does not state "40%".
+        ("a 40% reduction in recurrence", "35 of 40 patients cleared ctDNA", False),
+        ("a 40% reduction", "risk fell by 0.40", True),
+        ("40 patients", "40% of patients", True),
     ],
 )
 def test_numbers_match_across_formats_only_when_equal(claim: str, source: str, stated: bool) -> None:
