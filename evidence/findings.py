@@ -22,6 +22,9 @@ class CuratedFinding:
     locator: str
     source_url: str
     decision_tags: tuple[str, ...] = ()
+    # Set by the judge step: the finding is about a sibling population of the question's ("HFrEF" for an
+    # HFpEF question), so it is not offered as an answer to it.
+    other_population: bool = False
 
 
 def shown_statement(finding: Finding) -> str:

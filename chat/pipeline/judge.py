@@ -10,6 +10,7 @@ threshold calibrated on PubMedQA (`benchmarks/answerability.py --calibrate`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.sufficiency import safe_score_sufficiency
-from evidence.vocabulary import DECISION, DISEASE
+from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 from pubmed.embeddings import embed_cached
 from pubmed.selectors import chunk_similarities, mesh_terms_by_pmid
 
@@ -82,7 +83,38 @@ def needs_live_search(run: AnswerRun) -> bool:
     return bool(run.sufficiency and run.sufficiency.external_search and run.settings.live_search)
 
 
+def _other_population(text: str, asked: set[str], vocabulary: Vocabulary) -> bool:
+    """Return True when `text` is about a sibling of a condition the question asks about and not about it:
+    heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
+    mentioned = set(vocabulary.tags_in(text, DISEASE))
+    for code in mentioned - asked:
+        parent = next(iter(vocabulary.broader_chain(code)), None)
+        if parent is not None and any(
+            next(iter(vocabulary.broader_chain(question_tag)), None) == parent and question_tag not in mentioned
+            for question_tag in asked
+        ):
+            return True
+    return False
+
+
+def _flag_other_populations(run: AnswerRun) -> None:
+    """Mark the curated findings of the library sources that are about a sibling population of the question's."""
+    vocabulary, asked = run.vocabulary, set(run.require_pico().disease_tags)
+    if vocabulary is None or not asked:
+        return
+    flagged = []
+    for source, study in run.library_sources:
+        if source.findings:
+            findings = tuple(
+                replace(f, other_population=_other_population(f.shown, asked, vocabulary)) for f in source.findings
+            )
+            source = replace(source, findings=findings)
+        flagged.append((source, study))
+    run.library_sources = flagged
+
+
 def _judge_all(run: AnswerRun) -> list[Judgement]:
+    _flag_other_populations(run)
     question_vector = embed_cached([run.search_text or run.question])[0]
     studies = [study for _, study in run.library_sources]
     library_texts = [f"{study.title}. {study.key_finding}" for study in studies]

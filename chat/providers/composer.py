@@ -205,7 +205,7 @@ def _candidates(
         decided: dict[str, int] = {}
         if source.origin == ORIGIN_LIBRARY and source.findings:
             # A study with curated findings is quoted by them; its description only helps find it.
-            sentences = [(CURATED_FINDING, finding.shown) for finding in source.findings]
+            sentences = [(CURATED_FINDING, f.shown) for f in source.findings if not f.other_population]
             decided = {finding.shown: len(decisions.intersection(finding.decision_tags)) for finding in source.findings}
         elif source.origin == ORIGIN_LIBRARY:
             sentences = [("key_finding", s) for s in split_sentences(" ".join(source.text.split())) if s]

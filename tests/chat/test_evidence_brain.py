@@ -147,3 +147,21 @@ def test_long_question_is_decomposed_into_sub_queries_in_the_trace(library):
         "af_ckd_anticoagulation",
         "gi_bleed_anticoagulation_restart",
     }
+
+
+def test_a_guideline_is_quoted_for_the_population_asked_about_never_a_sibling_one(library, eutils):
+    # The HF guideline's findings cover HFrEF (Class 1), HFmrEF and HFpEF (2a): an HFpEF question gets the HFpEF one.
+    result = answer_question(question="Does empagliflozin reduce heart failure hospitalisation in HFpEF?")
+    assert "preserved ejection fraction, an SGLT2 inhibitor is a reasonable choice" in result.answer
+    assert "HFrEF" not in result.answer and "mildly reduced" not in result.answer
+    # An HFrEF question gets the HFrEF recommendation, not the HFpEF one.
+    result = answer_question(question="Should an SGLT2 inhibitor be started in chronic HFrEF?")
+    assert "In symptomatic chronic HFrEF, an SGLT2 inhibitor is recommended" in result.answer
+    assert "preserved ejection fraction, an SGLT2 inhibitor" not in result.answer
+
+
+def test_the_dose_row_quoted_is_the_one_for_the_patients_kidney_function(library, eutils):
+    result = answer_question(question="AF + CKD4 (eGFR 22), 78F - DOAC or warfarin? apixaban dose?")
+    assert "At CrCl 15-30, warfarin, apixaban 2.5 mg twice daily" in result.answer
+    assert "CrCl 31-50" not in result.answer
+    assert "curated finding, awaiting review" in result.answer
