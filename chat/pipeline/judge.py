@@ -83,30 +83,39 @@ def needs_live_search(run: AnswerRun) -> bool:
     return bool(run.sufficiency and run.sufficiency.external_search and run.settings.live_search)
 
 
-def _other_population(text: str, asked: set[str], vocabulary: Vocabulary) -> bool:
-    """Return True when `text` is about a sibling of a condition the question asks about and not about it:
-    heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
+def _other_population(text: str, subjects: set[str], asked: set[str], vocabulary: Vocabulary) -> bool:
+    """Return True when `text` is about a sibling of a condition the question is about, and not about that
+    condition: heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
     mentioned = set(vocabulary.tags_in(text, DISEASE))
-    for code in mentioned - asked:
-        parent = next(iter(vocabulary.broader_chain(code)), None)
-        if parent is not None and any(
-            next(iter(vocabulary.broader_chain(question_tag)), None) == parent and question_tag not in mentioned
-            for question_tag in asked
-        ):
+    for subject in subjects - mentioned:
+        parent = next(iter(vocabulary.broader_chain(subject)), None)
+        siblings = [c for c in mentioned if c not in asked and next(iter(vocabulary.broader_chain(c)), None) == parent]
+        if parent and siblings:
             return True
     return False
 
 
 def _flag_other_populations(run: AnswerRun) -> None:
-    """Mark the curated findings of the library sources that are about a sibling population of the question's."""
-    vocabulary, asked = run.vocabulary, set(run.require_pico().disease_tags)
+    """Mark the curated findings of the library sources that are about a sibling population of the question's.
+
+    The conditions compared are the primary one and any the question names with its broader condition
+    ("heart failure ... HFpEF"): the vocabulary also files procedures under diseases (PCI and ACS under CAD),
+    which are no alternatives to each other.
+    """
+    pico = run.require_pico()
+    vocabulary, asked = run.vocabulary, set(pico.disease_tags)
     if vocabulary is None or not asked:
         return
+    subjects = {pico.primary_disease_tag or ""} | {
+        code for code in asked if next(iter(vocabulary.broader_chain(code)), None) in asked
+    }
+    subjects.discard("")
     flagged = []
     for source, study in run.library_sources:
         if source.findings:
             findings = tuple(
-                replace(f, other_population=_other_population(f.shown, asked, vocabulary)) for f in source.findings
+                replace(f, other_population=_other_population(f.shown, subjects, asked, vocabulary))
+                for f in source.findings
             )
             source = replace(source, findings=findings)
         flagged.append((source, study))
