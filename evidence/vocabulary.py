@@ -67,6 +67,7 @@ class Vocabulary:
 
     terms: dict[str, VocabularyTerm]
     _patterns: list[tuple[re.Pattern[str], VocabularyTerm]] = field(default_factory=list, repr=False)
+    _matched: dict[str, tuple[TagMatch, ...]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         pairs: list[tuple[str, VocabularyTerm]] = []
@@ -80,7 +81,9 @@ class Vocabulary:
 
     @classmethod
     def from_terms(cls, terms: Iterable[VocabularyTerm]) -> Vocabulary:
-        return cls(terms={term.code: term for term in terms})
+        """Return the vocabulary of `terms`: the same instance while the terms are the same (compiling ~400
+        patterns, and matching texts already matched, is then done once, not on every question)."""
+        return _vocabulary(tuple(terms))
 
     def codes(self, kind: str | None = None) -> set[str]:
         return {code for code, term in self.terms.items() if kind is None or term.kind == kind}
@@ -91,6 +94,9 @@ class Vocabulary:
         The same span may carry several tags when their synonyms coincide ("community-acquired
         pneumonia" is both `cap` and `community_acquired_pneumonia`).
         """
+        known = self._matched.get(text)
+        if known is not None:
+            return list(known)
         taken: list[tuple[int, int]] = []
         found: list[TagMatch] = []
         for pattern, term in self._patterns:
@@ -105,7 +111,11 @@ class Vocabulary:
                     continue
                 taken.append((start, end))
                 found.append(TagMatch(term.code, term.kind, start, end, match.group(0)))
-        return sorted(found, key=lambda m: m.start)
+        ordered = sorted(found, key=lambda m: m.start)
+        if len(self._matched) >= MATCH_CACHE_SIZE:
+            self._matched.clear()
+        self._matched[text] = tuple(ordered)
+        return ordered
 
     def tags_in(self, text: str, kind: str) -> list[str]:
         """Return the codes of `kind` found in `text`, first mention first, without repeats."""
@@ -143,6 +153,14 @@ class Vocabulary:
             for code, term in self.terms.items()
             if term.kind == kind and wanted.intersection(mesh.lower() for mesh in term.mesh_terms)
         }
+
+
+MATCH_CACHE_SIZE = 20000
+
+
+@lru_cache(maxsize=8)
+def _vocabulary(terms: tuple[VocabularyTerm, ...]) -> Vocabulary:
+    return Vocabulary(terms={term.code: term for term in terms})
 
 
 def load_vocabulary() -> Vocabulary:
