@@ -51,6 +51,7 @@ def curated_findings(study: Study) -> tuple[CuratedFinding, ...]:
     )
 
 
-def citable_text(study: Study) -> str:
+def citable_text(study: Study, findings: tuple[CuratedFinding, ...] | None = None) -> str:
     """Return what a citation of the study may quote: each finding as shown, one per line, then its key finding."""
-    return "\n".join([*(finding.shown for finding in curated_findings(study)), study.key_finding])
+    findings = curated_findings(study) if findings is None else findings
+    return "\n".join([*(finding.shown for finding in findings), study.key_finding])

@@ -106,6 +106,16 @@ class EvidenceSource:
         detail = "; ".join(part for part in (detail, review) if part)
         return f"{self.study_name or self.title}{f' ({detail})' if detail else ''}: "
 
+    def without_label(self, text: str) -> str:
+        """Return `text` without the label `label` puts before a library sentence (`text` unchanged otherwise)."""
+        name = self.study_name or self.title
+        if self.origin != ORIGIN_LIBRARY or not name or not text.startswith(name):
+            return text
+        if text.startswith(": ", len(name)):
+            return text[len(name) + 2 :]
+        end = text.find("): ", len(name)) if text.startswith(" (", len(name)) else -1
+        return text[end + 3 :] if end != -1 else text
+
     def labelled_text(self) -> str:
         """Return a library source's citable text with each curated finding (and the key finding) introduced
         as the composer introduces it, so a quoted, labelled sentence is found word for word."""
@@ -135,13 +145,14 @@ class EvidenceSource:
     def from_study(cls, study: Study, *, approved: bool = True, score: float = 0.0) -> EvidenceSource:
         """Return a library study as a source: its curated findings and key finding are its citable text."""
         level = study.level
+        findings = curated_findings(study)
         return cls(
             doc_id=doc_id_for(pmid=study.pmid, doi=study.doi, nct=study.nct_number),
             chunk_id=LIBRARY_KEY_FINDING_CHUNK,
             origin=ORIGIN_LIBRARY,
             title=study.title,
-            text=citable_text(study),
-            findings=curated_findings(study),
+            text=citable_text(study, findings),
+            findings=findings,
             pmid=study.pmid,
             doi=study.doi,
             nct=study.nct_number,

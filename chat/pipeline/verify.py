@@ -67,17 +67,6 @@ def verify(run: AnswerRun) -> TraceStep:
     )
 
 
-def _without_label(text: str, labels: list[str]) -> str:
-    """Return a library sentence without the "NAME (journal, year; review): " the composer put before it, so the
-    study's name ("... anticoagulants and antiplatelets in acute GI bleeding") is not read as the sentence's topic."""
-    for label in labels:
-        name, _, _ = label.partition(" (")
-        if name and text.startswith(name):
-            end = text.find("): ", len(name))
-            return text[end + 3 :] if end != -1 else text[len(name) :].lstrip(": ")
-    return text
-
-
 def confidence(run: AnswerRun) -> TraceStep:
     """Rate the verified answer: relevance of what it cites, then the citation-format floor."""
     verified = run.verified
@@ -95,8 +84,15 @@ def confidence(run: AnswerRun) -> TraceStep:
         for judgement in [run.judgements.get(doc_id)]
     ]
     shown = [record for record in run.claims if record.supported]
-    labels = [source.label() for source in run.evidence.sources] if run.evidence else []
-    stated_sentences = [_without_label(record.text, labels) for record in shown]
+    # A study's name in the composer's label ("... anticoagulants and antiplatelets in acute GI bleeding") is
+    # not what the sentence is about.
+    sources = run.evidence.sources if run.evidence else []
+    stated_sentences = []
+    for record in shown:
+        text = record.text
+        for source in sources:
+            text = source.without_label(text)
+        stated_sentences.append(text)
     unstated = [
         ASK_WORDS[kind]
         for kind in asked_for(run.question)

@@ -216,3 +216,17 @@ def test_the_answer_leads_with_the_finding_that_states_the_drug_and_shows_its_re
     assert "apixaban is preferred over warfarin (Class 2a, LOE B-R)" in first
     assert "curated finding, awaiting review" in first
     assert "framework of stages" not in answer
+
+
+def test_the_composers_label_comes_off_a_quoted_library_sentence_whatever_the_study_is_called():
+    source = EvidenceSource(
+        doc_id="pmid:36646802", chunk_id="key_finding", origin="library", study_name="CIRCULATE-Japan GALAXY (interim)",
+        journal="Nat Med", year=2023, pmid="36646802", text="ctDNA positivity predicted recurrence.",
+    )
+    sentence = "ctDNA positivity predicted recurrence."
+    labelled = f"{source.label(sentence)}{sentence}"
+    assert labelled.startswith("CIRCULATE-Japan GALAXY (interim) (Nat Med, 2023): ")
+    assert source.without_label(labelled) == sentence
+    assert source.without_label(sentence) == sentence
+    retrieved = EvidenceSource(doc_id="pmid:1", chunk_id="c0", origin="retrieved", title="CIRCULATE", pmid="1")
+    assert retrieved.without_label("CIRCULATE (x): y") == "CIRCULATE (x): y"
