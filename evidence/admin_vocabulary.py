@@ -41,14 +41,18 @@ class TagAdmin(CuratorEditableAdmin):
 
 @admin.register(Abbreviation)
 class AbbreviationAdmin(CuratorEditableAdmin):
-    list_display = ("term", "expansion_list", "case_sensitive")
+    list_display = ("term", "expansion_list", "context_list", "case_sensitive")
     list_filter = ("case_sensitive",)
     search_fields = ("term",)
-    ordering = ("term",)
+    ordering = ("term", "pk")
 
     @admin.display(description="stands for")
     def expansion_list(self, obj: Abbreviation) -> str:
         return ", ".join(obj.expansions)
+
+    @admin.display(description="read so when the question mentions")
+    def context_list(self, obj: Abbreviation) -> str:
+        return ", ".join(obj.context) or "(usual reading)"
 
 
 @admin.register(AnchorScenario)

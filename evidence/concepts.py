@@ -10,52 +10,20 @@ sequence of stems, so "LTOT" in a question is found in an abstract about long-te
 
 from __future__ import annotations
 
-import bisect
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from evidence.models import Abbreviation
+from evidence.lexicon import Lexicon
+from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier
 from evidence.text import STOPWORDS, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
+__all__ = ["Concept", "Lexicon", "TextIndex", "coverage", "fold", "form_of", "joined_phrases", "question_concepts"]
+
 CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
 
-# British spellings folded into American ones before matching ("anaesthesia" = "anesthesia").
-_SPELLINGS = [
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
-        (r"aemia", "emia"),
-        (r"haem", "hem"),
-        (r"oedema", "edema"),
-        (r"oesophag", "esophag"),
-        (r"oestr", "estr"),
-        (r"paediatr", "pediatr"),
-        (r"anaesth", "anesth"),
-        (r"orthopaed", "orthoped"),
-        (r"gynaec", "gynec"),
-        (r"foetal", "fetal"),
-        (r"tumour", "tumor"),
-        (r"behaviour", "behavior"),
-        (r"colour", "color"),
-        (r"labour", "labor"),
-        (r"fibre", "fiber"),
-        (r"centre", "center"),
-        (r"ageing", "aging"),
-        (r"isation", "ization"),
-        (
-            r"\b(\w*(?:model|label|signal|travel|cancel|counsel|fuel|channel|level|tunnel|dial|total))l(ing|ed)\b",
-            r"\1\2",
-        ),
-        (
-            r"\b(randomi|minimi|maximi|optimi|hospitali|immuni|stabili|characteri|organi|recogni|utili)s(e|ed|es|ing)\b",
-            r"\1z\2",
-        ),
-    )
-]
 # Question words that name no topic: how it is asked, not what about.
 _GENERIC_TEXT = """
     safe safety safer effective effectiveness efficacy efficacious benefit benefits beneficial useful helpful worth
@@ -85,19 +53,6 @@ _AGE = re.compile(
 OLDER_FORMS = ("elderly", "aged", "older", "geriatric", "octogenarian", "nonagenarian", "aged 80 and over")
 
 
-def fold(text: str) -> str:
-    """Return `text` normalised for matching: Unicode NFKC, lower case, British spellings made American."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    for pattern, replacement in _SPELLINGS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-def form_of(phrase: str) -> tuple[str, ...]:
-    """Return the stem sequence that represents `phrase` when matching."""
-    return tuple(stem(token) for token in tokens(fold(phrase)))
-
-
 @dataclass(frozen=True)
 class Concept:
     """One thing the question asks about, with every wording that expresses it."""
@@ -110,104 +65,6 @@ class Concept:
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
-
-
-@lru_cache(maxsize=4)
-def _built_lexicon(rows: tuple[tuple[str, tuple[str, ...], bool], ...]) -> Lexicon:
-    return Lexicon.build(rows)
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """The curated abbreviations and lay words: each term's stem form → the forms it stands for."""
-
-    entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    exact: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-    wording: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls) -> Lexicon:
-        """Return the lexicon from the `Abbreviation` table (one query; built once per distinct table content,
-        since stemming every expansion cost ~30 ms a question)."""
-        rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive")
-        return _built_lexicon(tuple((term, tuple(forms), case_sensitive) for term, forms, case_sensitive in rows))
-
-    @classmethod
-    def build(cls, rows: Iterable[tuple[str, Sequence[str], bool]]) -> Lexicon:
-        entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}
-        exact: dict[str, tuple[tuple[str, ...], ...]] = {}
-        wording: dict[str, tuple[str, ...]] = {}
-        for term, expansions, case_sensitive in rows:
-            forms = tuple(dict.fromkeys(form for form in (form_of(term), *map(form_of, expansions)) if form))
-            if case_sensitive:
-                exact[term] = forms
-            elif form_of(term):
-                entries[form_of(term)] = forms
-            wording[term if case_sensitive else term.lower()] = tuple(expansions)
-        return cls(entries, exact, wording)
-
-    def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-        """Return `form` with everything the lexicon says it stands for."""
-        return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))
-
-    def spelled_out(self, question: str) -> list[str]:
-        """Return what the question's abbreviations and lay words stand for, as the literature writes it."""
-        found: list[str] = []
-        for term, expansions in self.wording.items():
-            flags = 0 if term in self.exact else re.IGNORECASE
-            if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", question, flags):
-                found.extend(e for e in expansions if e.lower() not in question.lower())
-        return list(dict.fromkeys(found))
-
-
-class TextIndex:
-    """A text's stems, ready for whole-word sequence look-ups.
-
-    A single long word also matches a word of the text that shares all but its last few letters,
-    where the stemmer leaves two forms of one word apart ("laparoscopy" / "laparoscopic", "Korea" /
-    "Korean", "circumcision" / "circumcised"): at least five letters shared, at most three more
-    on either side, and the difference is not a suffix that names another thing ("insulinoma").
-    """
-
-    MIN_PREFIX = 5
-    MAX_EXTRA = 3
-    OTHER_THING = ("oma", "itis", "osis", "ectomy", "otomy")
-
-    def __init__(self, text: str) -> None:
-        self.stems = [stem(token) for token in tokens(fold(text))]
-        self._joined = " " + " ".join(self.stems) + " "
-        self._set = set(self.stems)
-        self._sorted: list[str] | None = None
-
-    def has(self, form: tuple[str, ...]) -> bool:
-        if not form:
-            return False
-        if len(form) == 1:
-            return form[0] in self._set or self._has_variant(form[0])
-        return (" " + " ".join(form) + " ") in self._joined
-
-    def _has_variant(self, word: str) -> bool:
-        if len(word) < self.MIN_PREFIX or not word.isalpha():
-            return False
-        if self._sorted is None:
-            self._sorted = sorted(self._set)
-        prefix = word[: max(self.MIN_PREFIX, len(word) - self.MAX_EXTRA)]
-        position = bisect.bisect_left(self._sorted, prefix)
-        while position < len(self._sorted) and self._sorted[position].startswith(prefix):
-            if self._variant(word, self._sorted[position]):
-                return True
-            position += 1
-        return False
-
-    def _variant(self, word: str, other: str) -> bool:
-        shared = next(
-            (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), min(len(word), len(other))
-        )
-        rests = (word[shared:], other[shared:])
-        return all(len(rest) <= self.MAX_EXTRA and not rest.endswith(self.OTHER_THING) for rest in rests)
-
-    def covers(self, concept: Concept) -> bool:
-        return any(self.has(form) for form in concept.forms)
 
 
 def question_concepts(
@@ -233,6 +90,8 @@ def question_concepts(
             continue  # "stage 4" narrows the condition; it is not a concept of its own
         term = vocabulary.terms.get(match.code)
         own_words = " ".join(w for w in tokens(match.text) if w not in STOPWORDS and stem(w) not in _GENERIC_STEMS)
+        if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):
+            own_words = match.text  # a score or a name as written ("HAS-BLED", "CHA2DS2-VASc"), never split
         label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
         if any(concept.label == label for concept in concepts):
             continue
@@ -259,12 +118,12 @@ def question_concepts(
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
     tagged = {form for concept in concepts for form in concept.forms}
-    for written, forms in lexicon.exact.items():
-        for found in re.finditer(rf"(?<!\w){re.escape(written)}(?!\w)", question):
-            if not any(start <= found.start() < end for start, end in taken):
-                taken.append(found.span())
-                if not set(forms) & tagged - {form_of(written)}:
-                    concepts.append(Concept(written, TOPIC, forms, 1.0))
+    for written, start, end in lexicon.hits(question):
+        exact = lexicon.exact.get(written)
+        if exact is not None and not any(s <= start < e for s, e in taken):
+            taken.append((start, end))
+            if not set(exact) & tagged - {form_of(written)}:
+                concepts.append(Concept(written, TOPIC, exact, 1.0))
     surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
     words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
     index = 0

@@ -50,6 +50,9 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     if phrase.lower() in AMBIGUOUS_ACRONYMS:
         # "CAP" the pneumonia, never "cap" the verb: only the capitalised acronym counts.
         return re.compile(r"(?<!\w)" + re.escape(phrase.upper()) + r"(?!\w)")
+    if re.fullmatch(r"[a-z]{1,2}[A-Z][A-Za-z0-9]*", phrase):
+        # A lower-case lead letter is part of the name: "eGFR" (or "egfr") is kidney function, "EGFR" a receptor.
+        return re.compile(r"(?<!\w)(?:" + re.escape(phrase) + "|" + re.escape(phrase.lower()) + r")(?!\w)")
     words = [re.escape(word) for word in phrase.split() if word]
     body = r"[\s-]+".join(words)
     if phrase.isalpha() and phrase.islower() and len(phrase) >= 4:

@@ -234,7 +234,7 @@ def answer_from_rows(
     `vocabulary` and `lexicon` default to the curated ones in the database.
     """
     vocabulary = vocabulary if vocabulary is not None else load_vocabulary()
-    lexicon = lexicon if lexicon is not None else Lexicon.load()
+    lexicon = lexicon if lexicon is not None else Lexicon.load().resolved(question)
     items = context.items
     counting = bool(_COUNT.search(question) or _LISTING.search(question))
     if not items:

@@ -88,7 +88,7 @@ def _rules_reply(
     kind = classify_request(text=question, has_items=bool(context.items))
     yield StatusEvent("generate", "Building a suggestion" if kind == SEARCH else "Reading the loaded rows")
     payloads: list[ParsedPayload] = []
-    vocabulary, lexicon = load_vocabulary(), Lexicon.load()
+    vocabulary, lexicon = load_vocabulary(), Lexicon.load().resolved(question)
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
     badge: Badge | None = None
     claims: list[ClaimRecord] = []
@@ -183,7 +183,7 @@ def _llm_reply(
     if len(context.items) > PROMPT_ITEMS:
         pen_key = pen_stage(entries=context.staged_lines(start=PROMPT_ITEMS), offset=PROMPT_ITEMS)
     toolbox = PageToolbox(page=page, pen_key=pen_key)
-    vocabulary, lexicon = load_vocabulary(), Lexicon.load()
+    vocabulary, lexicon = load_vocabulary(), Lexicon.load().resolved(question)
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
     checker = claim_checker(evidence, settings)
     request = GenerationRequest(

@@ -88,6 +88,8 @@ def _query_concept(run: AnswerRun, concept: Concept) -> QueryConcept:
     else:
         phrases, mesh = [concept.label, *run.lexicon.wording.get(concept.label.lower(), ())], []
     phrases += run.lexicon.wording.get(concept.label, ())
+    # "PsA" read as Pseudomonas aeruginosa is searched by its meaning: PubMed would read it as PSA too.
+    phrases = [p for p in phrases if not run.lexicon.is_ambiguous(p)] or phrases
     searchable = [
         p for p in dict.fromkeys(phrases) if (len(p.strip()) > 2 or p.isupper()) and not _QUESTION_PHRASE.match(p)
     ]

@@ -43,8 +43,9 @@ def understand(run: AnswerRun) -> TraceStep:
     settings = run.settings
     run.library = library_studies()
     run.vocabulary = vocabulary = question_vocabulary(run.library)
-    run.lexicon = lexicon = Lexicon.load()
+    run.lexicon = Lexicon.load()
     read_follow_up(run)
+    run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(
         run.question, vocabulary=vocabulary, llm_json=llm_json, spelled_out=lexicon.spelled_out(run.question)

@@ -111,11 +111,14 @@ class Abbreviation(models.Model):
     "elderly" as aged / geriatric and "heart attack" as myocardial infarction, so an abstract that
     uses the other wording still counts as addressing the question. Curators extend the list in
     admin; the answer pipeline picks up a change with the next question.
+
+    One term may have several senses, a row each: "PsA" is Pseudomonas aeruginosa in a question about
+    an infection and psoriatic arthritis in one about joints. A sense's `context` lists the words that
+    select it; the sense with no context is the usual reading, taken when no other sense's words occur.
     """
 
     term = models.CharField(
         max_length=60,
-        unique=True,
         help_text="As a clinician writes it: an abbreviation (NAC), a lay word (heart attack).",
     )
     expansions = ArrayField(
@@ -126,18 +129,49 @@ class Abbreviation(models.Model):
         default=False,
         help_text="Match only as written (capitals): for abbreviations that are also ordinary words (CAP, MS, ALL).",
     )
+    context = ArrayField(
+        models.CharField(max_length=120),
+        default=list,
+        blank=True,
+        help_text=(
+            "For a term with several senses: words or abbreviations in a question that mean this sense "
+            "(PsA as Pseudomonas aeruginosa: infection, bacteremia, cystic fibrosis, antibiotic). "
+            "Leave empty for the usual reading."
+        ),
+    )
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["term"]
+        ordering = ["term", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["term", "expansions"], name="abbreviation_term_sense_unique"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.term} → {', '.join(self.expansions)}"
+        when = (
+            f" (with {', '.join(self.context[:3])}{', ...' if len(self.context) > 3 else ''})" if self.context else ""
+        )
+        return f"{self.term} → {', '.join(self.expansions)}{when}"
 
     def clean(self) -> None:
         self.term = " ".join(self.term.split())
         self.expansions = [" ".join(value.split()) for value in self.expansions if value.strip()]
+        self.context = list(dict.fromkeys(" ".join(value.split()) for value in self.context if value.strip()))
         if not self.term:
             raise ValidationError({"term": "Give the abbreviation or lay word, e.g. NAC."})
         if not self.expansions:
             raise ValidationError({"expansions": f"Say what {self.term!r} stands for: at least one expansion."})
+        others = Abbreviation.objects.exclude(pk=self.pk).filter(case_sensitive=self.case_sensitive)
+        others = others.filter(term=self.term) if self.case_sensitive else others.filter(term__iexact=self.term)
+        for other in others:
+            if other.expansions[:1] == self.expansions[:1]:
+                raise ValidationError(
+                    {"expansions": f"{self.term!r} already has a sense read as {other.expansions[0]!r}; edit that one."}
+                )
+            if not other.context and not self.context:
+                raise ValidationError(
+                    {
+                        "context": f"{self.term!r} already has a usual reading ({other.expansions[0]}); "
+                        "say which words in a question mean this other sense."
+                    }
+                )

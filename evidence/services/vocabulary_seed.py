@@ -20,7 +20,6 @@ from evidence.services.seed import SEED_CHANGE_REASON, VOCABULARY_PATH, SeedErro
 _Row = TypeVar("_Row", bound=models.Model)
 
 
-
 @dataclass
 class VocabularyCounts:
     created: int = 0
@@ -44,6 +43,17 @@ def _upsert(
     model: type[_Row], lookup: dict[str, Any], values: dict[str, Any], counts: VocabularyCounts, overwrite: bool
 ) -> _Row:
     instance = model._default_manager.filter(**lookup).first()
+    return _save(model, instance, lookup, values, counts, overwrite)
+
+
+def _save(
+    model: type[_Row],
+    instance: _Row | None,
+    lookup: dict[str, Any],
+    values: dict[str, Any],
+    counts: VocabularyCounts,
+    overwrite: bool,
+) -> _Row:
     if instance is None:
         instance = model(**lookup, **values)
         action = "created"
@@ -65,6 +75,24 @@ def _upsert(
     instance.save()
     setattr(counts, action, getattr(counts, action) + 1)
     return instance
+
+
+def _upsert_sense(row: dict[str, Any], counts: VocabularyCounts, overwrite: bool) -> Abbreviation:
+    """Upsert one sense of an abbreviation: a term may have several, told apart by what they stand for.
+
+    A sense is found by its term and first expansion, or, where a curator reworded that expansion,
+    by its term and context (the usual reading has none).
+    """
+    term, context = row["term"], list(row.get("context", []))
+    values = {
+        "expansions": row["expansions"],
+        "case_sensitive": bool(row.get("case_sensitive", False)),
+        "context": context,
+    }
+    senses = Abbreviation.objects.filter(term=term).order_by("pk")
+    instance = next((s for s in senses if s.expansions[:1] == row["expansions"][:1]), None)
+    instance = instance or next((s for s in senses if s.context == context), None)
+    return _save(Abbreviation, instance, {"term": term}, values, counts, overwrite)
 
 
 @transaction.atomic
@@ -108,6 +136,5 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
         values["anchor_scenario"] = scenarios[key] if key else None
         _upsert(ClassificationRule, {"name": row["name"]}, values, result.rules, overwrite_curator_edits)
     for row in data.get("abbreviations", []):
-        values = {"expansions": row["expansions"], "case_sensitive": bool(row.get("case_sensitive", False))}
-        _upsert(Abbreviation, {"term": row["term"]}, values, result.abbreviations, overwrite_curator_edits)
+        _upsert_sense(row, result.abbreviations, overwrite_curator_edits)
     return result

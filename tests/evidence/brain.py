@@ -30,9 +30,12 @@ def seeded_vocabulary() -> Vocabulary:
     )
 
 
-def seeded_lexicon(*extra: tuple[str, list[str], bool]) -> Lexicon:
-    """Return the curated abbreviations as seeded, plus `extra` (term, expansions, case-sensitive) rows."""
-    rows = [(row["term"], row["expansions"], bool(row.get("case_sensitive"))) for row in seed_data()["abbreviations"]]
+def seeded_lexicon(*extra: tuple) -> Lexicon:
+    """Return the curated abbreviations as seeded, plus `extra` (term, expansions, case-sensitive[, context]) rows."""
+    rows = [
+        (row["term"], row["expansions"], bool(row.get("case_sensitive")), row.get("context", []))
+        for row in seed_data()["abbreviations"]
+    ]
     return Lexicon.build([*rows, *extra])
 
 

@@ -123,3 +123,54 @@ def test_psa_in_mixed_case_is_not_prostate_specific_antigen(seeded):
     assert not [concept.label for concept in mixed if antigen in concept.forms]
     upper = concepts_of("PSA screening in men over 70?", seeded)
     assert [concept.label for concept in upper if antigen in concept.forms] == ["PSA"]
+
+
+@pytest.mark.parametrize(
+    ("question", "reading"),
+    [
+        ("PsA bacteremia - which antipseudomonal beta-lactam?", "Pseudomonas aeruginosa"),
+        # the cue is what another abbreviation stands for: CF is cystic fibrosis
+        ("PsA grown from sputum in a CF pt", "Pseudomonas aeruginosa"),
+        ("PsA flare on methotrexate: add a biologic?", "psoriatic arthritis"),
+        # no cue: every PsA sense has context words, so the first row is the reading
+        ("PsA and statins?", "psoriatic arthritis"),
+    ],
+)
+def test_an_ambiguous_term_is_read_in_the_sense_its_question_calls_for(question, reading):
+    from tests.evidence.brain import seeded_lexicon
+
+    lexicon = seeded_lexicon().resolved(question)
+    assert reading in lexicon.spelled_out(question)
+    other = {"Pseudomonas aeruginosa", "psoriatic arthritis"} - {reading}
+    assert not other & set(lexicon.spelled_out(question))
+    assert "prostate-specific antigen" not in lexicon.spelled_out(question)
+
+
+def test_the_usual_reading_wins_without_cues_and_an_ambiguous_term_never_stands_for_itself():
+    from evidence.concepts import form_of
+    from tests.evidence.brain import seeded_lexicon
+
+    lexicon = seeded_lexicon()
+    relapse, valve = "MS relapse: IV methylprednisolone?", "Severe MS, balloon valvuloplasty or surgery?"
+    assert "multiple sclerosis" in lexicon.resolved(relapse).spelled_out(relapse)
+    assert "mitral stenosis" in lexicon.resolved(valve).spelled_out(valve)
+    assert "multiple sclerosis" not in lexicon.resolved(valve).spelled_out(valve)
+    # A text that only writes "MS" does not cover the concept: the letters alone do not say which.
+    assert form_of("MS") not in lexicon.resolved(valve).exact["MS"]
+    assert lexicon.is_ambiguous("MS") and not lexicon.is_ambiguous("AF")
+    # Resolving a question without ambiguous terms costs nothing: the same lexicon comes back.
+    assert lexicon.resolved("AF with CKD4: apixaban dose?") is lexicon
+
+
+def test_a_risk_score_is_one_concept_written_as_the_clinician_wrote_it(seeded):
+    labels = [concept.label for concept in concepts_of("CHA2DS2-VASc 3, HAS-BLED 2: start a DOAC?", seeded)]
+    assert {"CHA2DS2-VASc", "HAS-BLED"} <= set(labels)
+    assert not {"bled", "cha2ds2", "vasc", "cha2ds2 vasc"} & set(labels)
+
+
+@pytest.mark.parametrize("stage", ["CKD3b", "CKD4", "CKD G3a"])
+def test_a_ckd_stage_is_the_kidney_condition_with_its_stage(seeded, stage):
+    concepts = concepts_of(f"AF with {stage}: which anticoagulant?", seeded)
+    kidney = [concept for concept in concepts if concept.code == "ckd"]
+    assert kidney and kidney[0].label == "chronic kidney disease"
+    assert not [concept for concept in concepts if concept.label == stage]

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -60,3 +62,44 @@ def test_curators_edit_the_vocabulary_in_admin_and_viewers_cannot(client):
     assert client.get(reverse("admin:evidence_decisionaid_add")).status_code == 200
     client.force_login(UserFactory(username="view", is_staff=True))
     assert client.get(reverse("admin:evidence_tag_add")).status_code == 403
+
+
+def test_a_term_has_one_usual_reading_and_its_other_senses_say_when(tmp_path):
+    from django.core.exceptions import ValidationError
+
+    from evidence.models import Abbreviation
+
+    Abbreviation.objects.create(term="MS", expansions=["multiple sclerosis"], case_sensitive=True)
+    second_usual = Abbreviation(term="MS", expansions=["mitral stenosis"], case_sensitive=True)
+    with pytest.raises(ValidationError, match="already has a usual reading"):
+        second_usual.full_clean()
+    same_sense = Abbreviation(term="MS", expansions=["multiple sclerosis", "MS"], case_sensitive=True, context=["x"])
+    with pytest.raises(ValidationError, match="already has a sense read as 'multiple sclerosis'"):
+        same_sense.full_clean()
+    valve = Abbreviation(term="MS", expansions=["mitral stenosis"], case_sensitive=True, context=[" valve ", "TAVR"])
+    valve.full_clean()
+    valve.save()
+    assert valve.context == ["valve", "TAVR"]
+    # "ms" written case-blind is another term: it does not compete with the capitalised one.
+    Abbreviation(term="ms", expansions=["milliseconds"]).full_clean()
+
+
+def test_seeding_a_second_sense_adds_a_row_and_a_reworded_sense_is_still_found(tmp_path):
+    from evidence.models import Abbreviation
+    from evidence.services.vocabulary_seed import VOCABULARY_PATH
+
+    data = json.loads(VOCABULARY_PATH.read_text())
+    data["abbreviations"] = [
+        {"term": "PD", "expansions": ["Parkinson disease"], "case_sensitive": True},
+        {"term": "PD", "expansions": ["peritoneal dialysis"], "case_sensitive": True, "context": ["dialysis", "ESRD"]},
+    ]
+    path = tmp_path / "vocabulary.json"
+    path.write_text(json.dumps(data))
+    first = vocabulary_seed(path=path)
+    assert (first.abbreviations.created, first.abbreviations.updated) == (2, 0)
+    dialysis = Abbreviation.objects.get(term="PD", expansions__0="peritoneal dialysis")
+    dialysis.expansions = ["peritoneal dialysis (PD)", "peritoneal dialysis"]
+    dialysis.save()
+    again = vocabulary_seed(path=path)
+    assert (again.abbreviations.created, again.abbreviations.kept, again.abbreviations.unchanged) == (0, 1, 1)
+    assert Abbreviation.objects.filter(term="PD").count() == 2

@@ -1,0 +1,152 @@
+"""The curated abbreviations and lay words, read in the sense the question calls for.
+
+"NAC" is N-acetylcysteine and "heart attack" myocardial infarction wherever they are written; "PsA" is
+Pseudomonas aeruginosa in a question about an infection and psoriatic arthritis in one about joints.
+The rows are curators' data (`Abbreviation`); this module only reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from evidence.matching import TextIndex, form_of
+from evidence.models import Abbreviation
+
+LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
+
+
+@lru_cache(maxsize=4)
+def _built_lexicon(rows: tuple[LexiconRow, ...]) -> Lexicon:
+    return Lexicon.build(rows)
+
+
+@dataclass(frozen=True)
+class Sense:
+    """One reading of a term: what it stands for, and the words in a question that call for it."""
+
+    expansions: tuple[str, ...]
+    forms: tuple[tuple[str, ...], ...]
+    cues: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The curated abbreviations and lay words: each term's stem form → the forms it stands for.
+
+    A term with several senses ("PsA", "MS") is read in the usual sense until `resolved` reads a
+    question: then the sense whose context words the question uses wins. An ambiguous term does not
+    stand for itself: "PsA" read as Pseudomonas aeruginosa is not matched by a text about "PSA".
+    """
+
+    entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    exact: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    wording: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    senses: dict[str, tuple[Sense, ...]] = field(default_factory=dict)  # wording key → senses, usual first
+
+    @classmethod
+    def load(cls) -> Lexicon:
+        """Return the lexicon from the `Abbreviation` table (one query; built once per distinct table content,
+        since stemming every expansion cost ~30 ms a question)."""
+        rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive", "context")
+        return _built_lexicon(
+            tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows)
+        )
+
+    @classmethod
+    def build(
+        cls, rows: Iterable[tuple[str, Sequence[str], bool] | tuple[str, Sequence[str], bool, Sequence[str]]]
+    ) -> Lexicon:
+        grouped: dict[tuple[str, bool], list[Sense]] = {}
+        for term, expansions, case_sensitive, *rest in rows:
+            cues = tuple(rest[0]) if rest else ()
+            own = form_of(term)
+            forms = tuple(dict.fromkeys(form for form in (own, *map(form_of, expansions)) if form))
+            sense = Sense(tuple(expansions), forms, tuple(f for f in map(form_of, cues) if f))
+            grouped.setdefault((term if case_sensitive else term.lower(), case_sensitive), []).append(sense)
+        entries: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}
+        exact: dict[str, tuple[tuple[str, ...], ...]] = {}
+        wording: dict[str, tuple[str, ...]] = {}
+        senses: dict[str, tuple[Sense, ...]] = {}
+        for (key, case_sensitive), found in grouped.items():
+            ordered = sorted(found, key=lambda sense: bool(sense.cues))  # the usual reading (no context) first
+            if len(ordered) > 1:
+                own = form_of(key)
+                ordered = [replace(sense, forms=tuple(f for f in sense.forms if f != own)) for sense in ordered]
+                senses[key] = tuple(ordered)
+            usual = ordered[0]
+            if case_sensitive:
+                exact[key] = usual.forms
+            elif form_of(key):
+                entries[form_of(key)] = usual.forms
+            wording[key] = usual.expansions
+        return cls(entries, exact, wording, senses)
+
+    def resolved(self, question: str) -> Lexicon:
+        """Return the lexicon with each ambiguous term of `question` read in the sense its context calls for.
+
+        A sense scores one point per context word or phrase found in the question or in what the
+        question's other terms stand for ("CF" → cystic fibrosis); the highest score wins, and the
+        usual reading when no sense scores.
+        """
+        found = self.hits(question)
+        present = list(dict.fromkeys(key for key, _, _ in found if key in self.senses))
+        if not present:
+            return self
+        spelled = " ".join(
+            e for key in dict.fromkeys(k for k, _, _ in found) if key not in self.senses for e in self.wording[key]
+        )
+        index = TextIndex(f"{question} {spelled}")
+        entries, exact, wording = dict(self.entries), dict(self.exact), dict(self.wording)
+        for key in present:
+            options = self.senses[key]
+            chosen = max(options, key=lambda sense: sum(index.has(cue) for cue in sense.cues))
+            if key in exact:
+                exact[key] = chosen.forms
+            else:
+                entries[form_of(key)] = chosen.forms
+            wording[key] = chosen.expansions
+        return replace(self, entries=entries, exact=exact, wording=wording)
+
+    def is_ambiguous(self, written: str) -> bool:
+        """Return whether `written` is a term with several senses, so that alone it says nothing certain."""
+        return written in self.senses if written in self.exact else written.lower() in self.senses
+
+    def hits(self, question: str) -> list[tuple[str, int, int]]:
+        """Return where the question writes the lexicon's terms, as (term, start, end) in reading order.
+
+        The longest term wins a place: "PD-L1" is not "PD", "CKD3b" is not "CKD". Of two terms on the
+        same letters, the one written with its exact capitals wins ("PsA" over the case-blind "PSA").
+        """
+        found = [
+            (key, hit.start(), hit.end())
+            for key in self.wording
+            for hit in _term_pattern(key, key in self.exact).finditer(question)
+        ]
+        kept = [
+            (key, start, end)
+            for key, start, end in found
+            if not any(
+                s <= start and end <= e and ((e - s) > (end - start) or (key not in self.exact and other in self.exact))
+                for other, s, e in found
+                if other != key
+            )
+        ]
+        return sorted(kept, key=lambda hit: hit[1])
+
+    def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+        """Return `form` with everything the lexicon says it stands for."""
+        return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))
+
+    def spelled_out(self, question: str) -> list[str]:
+        """Return what the question's abbreviations and lay words stand for, as the literature writes it."""
+        lowered = question.lower()
+        keys = dict.fromkeys(key for key, _, _ in self.hits(question))
+        return list(dict.fromkeys(e for key in keys for e in self.wording[key] if e.lower() not in lowered))
+
+
+@lru_cache(maxsize=4096)
+def _term_pattern(term: str, exact: bool) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", 0 if exact else re.IGNORECASE)
