@@ -7,103 +7,21 @@ identifier shown to the reader that is not verified evidence (must always be 0).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Any
 
 from chat.answer_settings import AnswerSettings
 from chat.pipeline import AnswerResult, answer_question
+from chat.services.golden import GoldenQuestion, conversation, first_sentence, listed_as_missing, unmet_requirements
 from evidence import identifiers
 from evidence.citations.parse import identifiers_in
 from evidence.models import Study
 
-GOLDEN_PATH = Path(__file__).resolve().parent.parent / "golden" / "questions.json"
 _MARKER = re.compile(r"\[(\d{1,3})\]")
-
-
-class GoldenError(ValueError):
-    """The golden-question file is missing or malformed."""
-
-
-class GoldenQuestion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    scenario: str = Field(min_length=1)
-    question: str = Field(min_length=5)
-    expected: list[str] = Field(default_factory=list, description="Identifiers a good answer cites: pmid:/doi:/nct:")
-    acceptable: list[str] = Field(
-        default_factory=list, description="Other identifiers that address the question (cited without harm)"
-    )
-    forbidden: list[str] = Field(default_factory=list, description="Identifiers that do not address the question")
-    expect_abstain: bool = False
-    note: str = ""
-
-    @field_validator("expected", "acceptable", "forbidden")
-    @classmethod
-    def _identifiers(cls, values: list[str]) -> list[str]:
-        cleaned = []
-        for value in values:
-            kind, _, raw = value.partition(":")
-            valid = {"pmid": identifiers.is_pmid, "doi": identifiers.is_doi, "nct": identifiers.is_nct}.get(kind)
-            if valid is None or not valid(raw):
-                raise ValueError(f"{value!r} is not pmid:<PMID>, doi:<DOI> or nct:<NCT id>")
-            cleaned.append(f"doi:{identifiers.doi_key(raw)}" if kind == "doi" else value)
-        return cleaned
-
-
-class StoredAbstracts(BaseModel):
-    """Abstracts the store must hold for the out-of-library questions: PubMedQA PMIDs, loaded before the run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    corpus: Literal["pubmedqa"]
-    pmids: list[str] = Field(min_length=1)
-
-    @field_validator("pmids")
-    @classmethod
-    def _pmids(cls, values: list[str]) -> list[str]:
-        bad = [value for value in values if not identifiers.is_pmid(value)]
-        if bad:
-            raise ValueError(f"not PMIDs: {', '.join(bad[:5])}")
-        return values
-
-
-class GoldenSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    version: int
-    description: str = ""
-    questions: list[GoldenQuestion]
-    stored_abstracts: StoredAbstracts | None = None
-
-
-def load_golden_set(path: Path | None = None) -> GoldenSet:
-    """Read and validate the golden file (questions and the abstracts they need); raise GoldenError."""
-    path = path or GOLDEN_PATH
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise GoldenError(f"Golden-question file not found: {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise GoldenError(f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
-    try:
-        golden = GoldenSet.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
-        raise GoldenError(f"{path} is not a valid golden set: {problems}") from exc
-    ids = [question.id for question in golden.questions]
-    duplicates = sorted({value for value in ids if ids.count(value) > 1})
-    if duplicates:
-        raise GoldenError(f"{path} repeats question ids: {', '.join(duplicates)}")
-    return golden
 
 
 @dataclass
@@ -130,6 +48,16 @@ class QuestionScore:
     forbidden: list[str] = field(default_factory=list)
     # The identifiers of each reference shown, one list per reference.
     reference_ids: list[list[str]] = field(default_factory=list)
+    kind: str = ""
+    split: str = ""
+    first_sentence: str = ""
+    first_sentence_unmet: list[str] | None = None  # None: the question sets no requirement
+    listed_missing: list[str] = field(default_factory=list)  # words the answer must never list as not covered
+
+    @property
+    def false_abstention(self) -> bool:
+        """The library or the store holds what answers it, yet the answer abstained."""
+        return bool(self.expected) and not self.expect_abstain and self.abstained
 
     @property
     def relevant_references(self) -> int:
@@ -174,6 +102,15 @@ class EvaluationSummary:
     forbidden_cited: list[str] = field(default_factory=list)
     answered_when_abstention_expected: int = 0
     green_when_abstention_expected: int = 0
+    false_abstentions: list[str] = field(default_factory=list)
+    first_sentence_asked: int = 0
+    first_sentence_answered: int = 0
+    gap_errors: list[str] = field(default_factory=list)
+
+    @property
+    def first_sentence_rate(self) -> float:
+        """Share of the questions with a first-sentence requirement whose first sentence meets it."""
+        return self.first_sentence_answered / self.first_sentence_asked if self.first_sentence_asked else 1.0
 
     @property
     def relevance_precision(self) -> float:
@@ -212,6 +149,7 @@ class EvaluationSummary:
             citation_recall=round(self.citation_recall, 4),
             citation_precision=round(self.citation_precision, 4),
             relevance_precision=round(self.relevance_precision, 4),
+            first_sentence_rate=round(self.first_sentence_rate, 4),
         )
         return data
 
@@ -235,6 +173,18 @@ class EvaluationSummary:
             )
         if self.green_when_abstention_expected:
             missed.append(f"{self.green_when_abstention_expected} question(s) that must abstain were answered GREEN")
+        if len(self.false_abstentions) > targets.false_abstentions:
+            missed.append(
+                f"{len(self.false_abstentions)} false abstention(s) ({', '.join(self.false_abstentions)}; "
+                f"target at most {targets.false_abstentions})"
+            )
+        if self.first_sentence_rate < targets.first_sentence:
+            missed.append(
+                f"the first sentence answered {self.first_sentence_answered}/{self.first_sentence_asked} "
+                f"({self.first_sentence_rate:.1%}), below {targets.first_sentence:.0%}"
+            )
+        if self.gap_errors:
+            missed.append(f"question words listed as not covered: {'; '.join(self.gap_errors)}")
         return missed
 
 
@@ -245,6 +195,8 @@ class Targets:
     coverage: float = 0.85
     relevance: float = 0.80
     abstention: float = 0.9
+    first_sentence: float = 0.9
+    false_abstentions: int = 0
 
 
 def _reference_identifiers(reference: dict[str, Any]) -> list[str]:
@@ -295,11 +247,13 @@ def fabricated_identifiers(result: AnswerResult, *, library: set[str]) -> list[s
 
 
 def evaluate_question(
-    question: GoldenQuestion, *, settings: AnswerSettings, library: set[str]
+    question: GoldenQuestion, *, settings: AnswerSettings, library: set[str], earlier: Sequence[str] = ()
 ) -> tuple[QuestionScore, AnswerResult]:
-    """Answer one golden question and score it."""
+    """Answer one golden question (after the `earlier` questions of its conversation) and score it."""
     started = time.monotonic()
-    result = answer_question(question=question.question, settings=settings)
+    history = [{"role": "user", "content": text} for text in earlier]
+    result = answer_question(question=question.question, settings=settings, history=history)
+    lead = "" if result.abstained else first_sentence(result.answer)
     cited = sorted({value for reference in result.references for value in _reference_identifiers(reference)})
     score = QuestionScore(
         id=question.id,
@@ -320,6 +274,11 @@ def evaluate_question(
         acceptable=question.acceptable,
         forbidden=question.forbidden,
         reference_ids=[_reference_identifiers(reference) for reference in result.references],
+        kind=question.kind,
+        split=question.split,
+        first_sentence=lead,
+        first_sentence_unmet=unmet_requirements(lead, question.first_sentence) if question.first_sentence else None,
+        listed_missing=listed_as_missing(result.answer, question.never_missing),
     )
     return score, result
 
@@ -348,13 +307,19 @@ def evaluate(
     questions: Sequence[GoldenQuestion],
     settings: AnswerSettings,
     progress: Callable[[QuestionScore], None] | None = None,
+    conversations: Sequence[GoldenQuestion] = (),
 ) -> EvaluationSummary:
-    """Run every question through the pipeline and return the summary with per-question scores."""
+    """Run every question through the pipeline and return the summary with per-question scores.
+
+    A follow-up is asked after the earlier questions of its conversation, looked up in `conversations`
+    (the whole set, when `questions` is a part of it) or in `questions`.
+    """
     started = time.monotonic()
     library = library_identifiers()
     scores = []
     for question in questions:
-        score, _ = evaluate_question(question, settings=settings, library=library)
+        earlier = conversation(question, list(conversations or questions))
+        score, _ = evaluate_question(question, settings=settings, library=library, earlier=earlier)
         scores.append(score)
         if progress:
             progress(score)
@@ -386,4 +351,8 @@ def evaluate(
             1 for score in scores if score.expect_abstain and not score.abstained and score.confidence != "RED"
         ),
         green_when_abstention_expected=sum(1 for s in scores if s.expect_abstain and s.confidence == "GREEN"),
+        false_abstentions=[score.id for score in scores if score.false_abstention],
+        first_sentence_asked=sum(1 for s in scores if s.first_sentence_unmet is not None),
+        first_sentence_answered=sum(1 for s in scores if s.first_sentence_unmet == []),
+        gap_errors=[f"{s.id}: {', '.join(s.listed_missing)}" for s in scores if s.listed_missing],
     )

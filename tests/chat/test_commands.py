@@ -91,8 +91,10 @@ def test_claim_support_counts_removed_statements_as_written_and_unsupported():
 
 
 def test_evaluate_json_summary_over_the_whole_golden_set(library, shared_data):
-    out, _ = run("evaluate", "--json")
+    # One known false abstention: the tertiary-centre abstract judges just under the floor (0.60 < 0.60).
+    out, _ = run("evaluate", "--json", "--max-false-abstentions", "1")
     summary = json.loads(out)
+    assert summary["false_abstentions"] == ["stored-08"]
     assert summary["questions"] >= 60
     assert summary["fabricated_count"] == 0
     assert sum(summary["confidence"].values()) == summary["questions"]
@@ -171,3 +173,83 @@ def test_evaluate_refuses_a_malformed_golden_file(tmp_path, content, message):
 def test_evaluate_unknown_scenario_is_an_error():
     with pytest.raises(CommandError, match=r"No golden question has scenario 'dermatology'\."):
         run("evaluate", "--scenario", "dermatology")
+
+
+def test_evaluate_reports_first_sentences_false_abstentions_and_follow_ups(library, tmp_path):
+    golden = tmp_path / "clinician.json"
+    golden.write_text(
+        json.dumps(
+            {
+                "version": 3,
+                "questions": [
+                    {
+                        "id": "c1",
+                        "scenario": "clinician",
+                        "kind": "short",
+                        "split": "dev",
+                        "question": "AF with CKD4 (eGFR 22): DOAC or warfarin?",
+                        "expected": ["pmid:38490803", "pmid:29522134"],
+                        "first_sentence": ["no first sentence says this|nor this"],
+                        "never_missing": ["eGFR"],
+                    },
+                    {
+                        "id": "c2",
+                        "scenario": "clinician",
+                        "kind": "follow_up",
+                        "split": "held_out",
+                        "follow_up_of": "c1",
+                        "question": "and what about rivaroxaban?",
+                        "expected": ["pmid:31573350"],
+                    },
+                ],
+            }
+        )
+    )
+    with pytest.raises(CommandError) as raised:
+        run("evaluate", "--golden", str(golden), "--skip-stored-abstracts")
+    message = str(raised.value)
+    assert "the first sentence answered 0/1 (0.0%), below 90%" in message
+    assert "question words listed as not covered" not in message
+    out, _ = run(
+        "evaluate", "--golden", str(golden), "--skip-stored-abstracts", "--split", "dev", "--min-first-sentence", "0",
+        "--min-relevance", "0", "--min-coverage", "0",
+    )
+    assert out.splitlines()[0].startswith("c1 ")
+    assert "FIRST SENTENCE does not state: no first sentence says this|nor this" in out
+    assert "First sentence states what was asked: 0/1 (0.0%); question words listed as not covered: 0" in out
+    assert "False abstentions: 0" in out
+
+
+def test_a_follow_up_is_asked_after_its_conversation_and_must_follow_an_earlier_question(tmp_path):
+    from chat.services.golden import GoldenError, conversation, load_golden_set
+
+    rows = [
+        {"id": "a", "scenario": "s", "question": "AF with CKD4: which DOAC?"},
+        {"id": "b", "scenario": "s", "question": "what dose?", "follow_up_of": "a"},
+        {"id": "c", "scenario": "s", "question": "and on dialysis?", "follow_up_of": "b"},
+    ]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({"version": 3, "questions": rows}))
+    questions = load_golden_set(path).questions
+    assert conversation(questions[2], questions) == ["AF with CKD4: which DOAC?", "what dose?"]
+    assert conversation(questions[0], questions) == []
+    path.write_text(json.dumps({"version": 3, "questions": [rows[1], rows[0]]}))
+    with pytest.raises(GoldenError, match="b follows up 'a', which is not asked before it"):
+        load_golden_set(path)
+
+
+def test_the_first_sentence_and_the_gap_line_are_read_as_the_clinician_reads_them():
+    from chat.services.golden import first_sentence, listed_as_missing, unmet_requirements
+
+    answer = (
+        "**Bottom line:** **CIRCULATE-Japan GALAXY (interim)** (Nat Med, 2023; curated finding, awaiting review): "
+        "ctDNA positivity 4 weeks after surgery was associated with recurrence (HR 10.0) [1]. Adjuvant chemotherapy "
+        "helped ctDNA-positive patients [1].\n\n### What the evidence does not cover\n\nThe cited sources do not "
+        "address imaging or CEA; weigh that part with clinical judgement."
+    )
+    lead = first_sentence(answer)
+    assert lead == "ctDNA positivity 4 weeks after surgery was associated with recurrence (HR 10.0) [1]."
+    assert unmet_requirements(lead, ["associated|predict", "adjuvant|chemotherapy"]) == ["adjuvant|chemotherapy"]
+    assert listed_as_missing(answer, ["CEA", "weeks", "ctDNA", "imaging"]) == ["CEA", "imaging"]
+    abstention = "Nothing stored here addresses gout, colchicine and CKD4, and the live PubMed search could not run."
+    assert listed_as_missing(abstention, ["CKD4", "PubMed", "run"]) == ["CKD4"]
