@@ -27,7 +27,12 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         ),
     ),
     "dose": (
-        re.compile(r"\b(?:dose|doses|dosing|dosage|how much|mg)\b", re.IGNORECASE),
+        # "how much apixaban", "how much should I give" ask for a dose; "how much extra bleeding" asks for a size.
+        re.compile(
+            r"\b(?:dose|doses|dosing|dosage|mg)\b|\bhow much\b(?=\s*[?]|\s*$|\s+(?:\w+(?:xaban|gatran|parin|farin|"
+            r"mab|cillin|mycin|floxacin)\b|should|to give|to use|do (?:i|you|we) give|is (?:safe|enough|needed)))",
+            re.IGNORECASE,
+        ),
         re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL(?!/min)|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
     ),
     "duration": (

@@ -20,7 +20,18 @@ from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifi
 from evidence.text import STOPWORDS, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
-__all__ = ["Concept", "Lexicon", "TextIndex", "coverage", "fold", "form_of", "joined_phrases", "question_concepts"]
+__all__ = [
+    "Concept",
+    "Lexicon",
+    "TextIndex",
+    "clinical_parts",
+    "clinical_question",
+    "coverage",
+    "fold",
+    "form_of",
+    "joined_phrases",
+    "question_concepts",
+]
 
 CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
 
@@ -50,6 +61,7 @@ _AGE = re.compile(
     r"(?:\s*-?\s*old)?\b|(\d{2,3})\s*(?:yo|y/o|[mf])\b)",
     re.IGNORECASE,
 )
+CASE_WORDS = 25  # a question this long describes a patient
 OLDER_FORMS = ("elderly", "aged", "older", "geriatric", "octogenarian", "nonagenarian", "aged 80 and over")
 
 
@@ -111,6 +123,7 @@ def question_concepts(
         )
         role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
         concepts.append(Concept(label, role, forms, 1.0, match.code))
+    _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
     age = _AGE.search(question)
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
@@ -160,7 +173,79 @@ def question_concepts(
     if older:
         concepts.append(Concept("older adults", POPULATION, tuple(form_of(f) for f in OLDER_FORMS), 1.0))
     topic_max = max((concept.weight for concept in concepts if concept.role == TOPIC), default=1.0)
-    return [concept if concept.role == TOPIC else replace(concept, weight=topic_max) for concept in concepts]
+    core = sum(1 for concept in concepts if concept.role != TOPIC) * topic_max
+    topics = sum(concept.weight for concept in concepts if concept.role == TOPIC)
+    # The clinical question is its condition, decision and population; the rest of a case description (patient
+    # details, units, other drugs) is context: together it weighs at most as much as the clinical question. In a
+    # shorter question, or one without a condition, the other words are its substance ("HER2 in urothelial
+    # carcinoma on adjuvant M-VEC", "rebound reflux after a PPI course is stopped").
+    has_condition = any(concept.role == CONDITION for concept in concepts)
+    described = has_condition and len(question.split()) >= CASE_WORDS
+    scale = core / topics if described and topics > core else 1.0
+    return [
+        replace(concept, weight=concept.weight * scale) if concept.role == TOPIC else replace(concept, weight=topic_max)
+        for concept in concepts
+    ]
+
+
+LONG_QUESTION_WORDS = 15
+
+
+def clinical_parts(concepts: Sequence[Concept]) -> list[Concept]:
+    """Return the parts of the question an answer can be missing: its condition, decision and population when
+    it names a condition (the rest - patient details, other drugs, filler - is context), else all its concepts."""
+    if any(concept.role == CONDITION for concept in concepts):
+        return [concept for concept in concepts if concept.role != TOPIC]
+    return list(concepts)
+
+
+def clinical_question(question: str, concepts: Sequence[Concept]) -> str:
+    """Return a long question's clinical question - its decision in its condition and population - or "".
+
+    A case vignette is compared with evidence as a whole and by this part, so its patient details do not
+    push a source that answers the decision under the floor; a short question is its own clinical question.
+    """
+    conditions = [c.label for c in concepts if c.role in (CONDITION, POPULATION)]
+    decisions = [c.label for c in concepts if c.role == DECISION_ROLE]
+    if len(question.split()) < LONG_QUESTION_WORDS or not conditions or not decisions:
+        return ""
+    return f"{', '.join(decisions)} in {', '.join(conditions)}"
+
+
+def _add_spelled_tags(
+    question: str,
+    concepts: list[Concept],
+    taken: list[tuple[int, int]],
+    *,
+    vocabulary: Vocabulary,
+    pico: Pico,
+    lexicon: Lexicon,
+) -> None:
+    """Add the tags the question names only in shorthand ("a pt on HD" is on dialysis, "UGIB" a GI bleed) as the
+    condition or decision concepts they are, with the tag's wordings, not as topic words."""
+    known = {concept.code for concept in concepts}
+    asked = set(pico.disease_tags) | set(pico.decision_tags)
+    for written, start, end in lexicon.hits(question):
+        if any(s <= start < e for s, e in taken):
+            continue
+        for expansion in lexicon.wording.get(written, ())[:1]:
+            for match in vocabulary.matches(expansion):
+                term = vocabulary.terms.get(match.code)
+                if term is None or match.code in known or match.code not in asked or is_modifier(match.code):
+                    continue
+                if match.code in GENERIC_DECISIONS or match.kind not in (DISEASE, DECISION):
+                    continue
+                if match.end - match.start < 0.6 * len(expansion):
+                    continue  # the tag names only a part of what the shorthand stands for
+                own = lexicon.exact.get(written) or lexicon.entries.get(form_of(written), ())
+                phrases = [term.label, *term.synonyms]
+                forms = tuple(
+                    dict.fromkeys([*own, *(f for phrase in phrases for f in lexicon.expand(form_of(phrase)))])
+                )
+                role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
+                concepts.append(Concept(term.label, role, tuple(f for f in forms if f), 1.0, match.code))
+                known.add(match.code)
+                taken.append((start, end))
 
 
 def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list[Concept]]:

@@ -70,10 +70,13 @@ def _reads_as_follow_up(question: str, concepts: list[Concept]) -> bool:
     if _CUE.match(question):
         return words <= MAX_FOLLOW_UP_WORDS or not has_condition
     if not has_condition and not has_intervention:
-        # "children?" is a follow-up; "Does hyperbaric O2 help nec fasc?" names topics of its own.
-        return sum(1 for c in concepts if c.role == TOPIC) <= 1 or bool(_ANAPHORA.search(question))
-    # "apixaban or rivaroxaban?": a short question naming only an intervention continues the topic.
-    return not has_condition and (words <= 5 or bool(_ANAPHORA.search(question)))
+        # "children?", "still holds at 5 yrs?" are follow-ups; "Does hyperbaric O2 help nec fasc?" names topics
+        # of its own.
+        topics = sum(1 for c in concepts if c.role == TOPIC)
+        return topics <= 1 or words <= 5 or bool(_ANAPHORA.search(question))
+    # "apixaban or rivaroxaban?", "which agent do we keep once DAPT stops?": a question naming only an
+    # intervention continues the topic.
+    return not has_condition and (words <= MAX_FOLLOW_UP_WORDS or bool(_ANAPHORA.search(question)))
 
 
 def read_turn(question: str, earlier_questions: Sequence[str], *, concepts_of: ConceptsOf) -> FollowUp:

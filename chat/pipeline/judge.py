@@ -16,7 +16,7 @@ import numpy as np
 
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import ASK_DECISIONS, answers
-from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
 from evidence.models import Study
 from evidence.ranking import Candidate, rank_references
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
@@ -122,9 +122,15 @@ def _flag_other_populations(run: AnswerRun) -> None:
     run.library_sources = flagged
 
 
+def _question_vectors(run: AnswerRun) -> list[np.ndarray]:
+    """Return the question's vector, and for a long question also its clinical question's (judged by parts)."""
+    core = clinical_question(run.question, run.concepts)
+    return list(embed_cached([run.search_text or run.question, *([core] if core else [])]))
+
+
 def _judge_all(run: AnswerRun) -> list[Judgement]:
     _flag_other_populations(run)
-    question_vector = embed_cached([run.search_text or run.question])[0]
+    question_vectors = _question_vectors(run)
     studies = [study for _, study in run.library_sources]
     library_texts = [f"{study.title}. {study.key_finding}" for study in studies]
     library_vectors = embed_cached(library_texts) if studies else np.zeros((0, 1))
@@ -142,7 +148,7 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
                 run,
                 source=source,
                 text=text,
-                semantic=max(float(np.dot(question_vector, passage)) for passage in passages),
+                semantic=max(float(np.dot(vector, passage)) for vector in question_vectors for passage in passages),
                 tags=[tag.lower() for tag in study.disease_tags],
                 decision_tags=[tag.lower() for tag in study.decision_tags],
                 synthesis=study.kind in LIBRARY_REVIEW_KINDS,
@@ -153,10 +159,11 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     by_doc: dict[str, list[EvidenceSource]] = {}
     for chunk in run.retrieved:
         by_doc.setdefault(chunk.doc_id, []).append(chunk)
-    similarities = chunk_similarities(vector=question_vector, pmids=[chunks[0].pmid for chunks in by_doc.values()])
+    pmids = [chunks[0].pmid for chunks in by_doc.values()]
+    similarities = [chunk_similarities(vector=vector, pmids=pmids) for vector in question_vectors]
     for chunks in by_doc.values():
         first = chunks[0]
-        scores = [similarity for _, similarity in similarities.get(first.pmid, [])] or [0.0]
+        scores = [similarity for found in similarities for _, similarity in found.get(first.pmid, [])] or [0.0]
         found.append(
             _judgement(
                 run,
@@ -180,13 +187,13 @@ def judge_tool_sources(run: AnswerRun) -> None:
     if not sources:
         return
     texts = [" ".join([source.title, *(c.text for c in run.evidence.chunks(source.doc_id))]) for source in sources]
-    question_vector = embed_cached([run.search_text or run.question])[0]
+    question_vectors = _question_vectors(run)
     for source, text, vector in zip(sources, texts, embed_cached(texts), strict=True):
         run.judgements[source.doc_id] = _judgement(
             run,
             source=source,
             text=text,
-            semantic=float(np.dot(question_vector, vector)),
+            semantic=max(float(np.dot(question, vector)) for question in question_vectors),
             tags=[],
             synthesis=is_synthesis(source.publication_types),
             anchor=False,
@@ -221,9 +228,8 @@ def _judgement(
     primary_label = vocabulary.label(pico.primary_disease_tag) if pico.primary_disease_tag else ""
     primary = next((c for c in conditions if c.label == primary_label), conditions[0] if conditions else None)
     condition_ok = primary is None or index.covers(primary) or (pico.primary_disease_tag or "") in tags
-    # A library row is chosen by its tags, which can share only a side condition with the question
-    # (CKD for a metformin question): it must also address the question's decision, in its text or
-    # by its curated decision tags.
+    # A library row is chosen by its tags, which can share only a side condition with the question (CKD for a
+    # metformin question): it must also address the question's decision, in its text or its decision tags.
     decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
     decision_ok = (
         not decisions

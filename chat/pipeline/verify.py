@@ -7,7 +7,7 @@ from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers, asked_for
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, joined_phrases
+from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, clinical_parts, joined_phrases
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -128,7 +128,8 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     query = run.live.get("query", "") if run.live else ""
     query = query or run.question
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
-    topics = [c.label for c in joined_phrases(run.question, [c for c in run.concepts if c.role == TOPIC])]
+    parts = clinical_parts(run.concepts)  # a question naming its condition is not missing its patient details
+    topics = [c.label for c in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
     topic = _listed(named[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states
-from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
+from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
@@ -347,7 +347,7 @@ def compose_answer(
     kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in [lead, *rest])
     open_concepts = [
         c
-        for c in concepts
+        for c in clinical_parts(concepts)
         if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
         and c.label.lower() not in names
         and c.role != POPULATION

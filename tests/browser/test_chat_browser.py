@@ -100,3 +100,22 @@ def test_asking_works_without_javascript(live_server, clinician, seeded, browser
     answer.locator("sup.cite a").first.click()
     assert page.url.endswith("#" + answer.locator(".chat-references li").first.get_attribute("id"))
     context.close()
+
+
+def test_a_case_vignette_in_shorthand_is_answered_with_the_finding_first(live_server, clinician, seeded, browser):
+    from tests.chat.test_evidence_brain import CTDNA_VIGNETTE
+
+    page = browser.new_page()
+    page.set_default_timeout(20000)
+    log_in(page, live_server.url)
+    page.get_by_label("Your question").fill(CTDNA_VIGNETTE)
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator("article.chat-turn.assistant:not(.pending)")
+    answer.locator(".chat-references").wait_for()
+    text = answer.inner_text()
+    first = text[text.index("Bottom line:") :].split("\n", 1)[0]
+    assert "DYNAMIC" in first and "noninferior" in first, first
+    assert "Nothing stored here" not in text
+    assert answer.locator(".chat-references li a.ref-title").first.get_attribute("href") == (
+        "https://pubmed.ncbi.nlm.nih.gov/35657320/"
+    )

@@ -91,10 +91,9 @@ def test_claim_support_counts_removed_statements_as_written_and_unsupported():
 
 
 def test_evaluate_json_summary_over_the_whole_golden_set(library, shared_data):
-    # One known false abstention: the tertiary-centre abstract judges just under the floor (0.60 < 0.60).
-    out, _ = run("evaluate", "--json", "--max-false-abstentions", "1")
+    out, _ = run("evaluate", "--json")
     summary = json.loads(out)
-    assert summary["false_abstentions"] == ["stored-08"]
+    assert summary["false_abstentions"] == []
     assert summary["questions"] >= 60
     assert summary["fabricated_count"] == 0
     assert sum(summary["confidence"].values()) == summary["questions"]

@@ -165,3 +165,23 @@ def test_the_dose_row_quoted_is_the_one_for_the_patients_kidney_function(library
     assert "At CrCl 15-30, warfarin, apixaban 2.5 mg twice daily" in result.answer
     assert "CrCl 31-50" not in result.answer
     assert "curated finding, awaiting review" in result.answer
+
+
+CTDNA_VIGNETTE = (
+    "62M, pT3N0 sigmoid ca resected 5 wks ago, 14 LN clear, MSS, tumour-informed ctDNA neg at wk 4 and wk 7, "
+    "ECOG 0, keen to avoid chemo if he safely can, wife worried about recurrence, GP referred him back to clinic - "
+    "is observation without adjuvant chemo reasonable for stage II colon cancer with negative ctDNA, and what "
+    "recurrence-free survival should I quote him?"
+)
+
+
+def test_a_long_shorthand_case_is_judged_by_its_clinical_question_not_its_patient_details(library, eutils):
+    # Compared whole, the case sat under the floor (DYNAMIC 0.43 < 0.60) and the answer abstained; judged by
+    # its clinical question (adjuvant therapy in ctDNA-negative colon cancer) it is DYNAMIC's own question.
+    result = answer_question(question=CTDNA_VIGNETTE)
+    assert not result.abstained and result.confidence in {"GREEN", "YELLOW"}
+    lead = result.answer.split("\n", 1)[0]
+    assert "**DYNAMIC**" in lead and "noninferior" in lead and "recurrence-free survival" in lead
+    # Patient details are context: never listed as what the evidence does not cover.
+    for detail in ("sigmoid", "wife", "GP", "ECOG", "MSS", "LN"):
+        assert not re.search(rf"do not address[^.;]*\b{detail}\b", result.answer)

@@ -35,6 +35,10 @@ def reading(question, *earlier):
         (["Statins for primary prevention over age 75?"], "what about children?", {"statins"}, {"older adults"}),
         ([AF_CKD], "apixaban or rivaroxaban?", {"atrial fibrillation"}, {"anticoagulation"}),
         ([AF_CKD], "Is it safe in pregnancy?", {"atrial fibrillation"}, set()),
+        # A short turn with no topic of its own, and a longer one naming only a treatment, continue the topic.
+        (["Can adjuvant chemotherapy be withheld in stage II colon cancer when ctDNA is negative?"],
+         "still holds at 5 yrs?", {"colon cancer"}, set()),
+        ([AF_CKD], "which of the DOACs would you pick for her then?", {"atrial fibrillation"}, set()),
     ],
 )
 def test_a_follow_up_carries_the_previous_topic_and_replaces_what_it_names(

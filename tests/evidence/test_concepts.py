@@ -174,3 +174,40 @@ def test_a_ckd_stage_is_the_kidney_condition_with_its_stage(seeded, stage):
     kidney = [concept for concept in concepts if concept.code == "ckd"]
     assert kidney and kidney[0].label == "chronic kidney disease"
     assert not [concept for concept in concepts if concept.label == stage]
+
+
+CASE = (
+    "62M, pT3N0 sigmoid ca resected 5 wks ago, 14 LN clear, MSS, tumour-informed ctDNA neg at wk 4 and wk 7, ECOG 0, "
+    "keen to avoid chemo, wife worried about recurrence - is observation without adjuvant chemo reasonable?"
+)
+
+
+def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more_than_it(seeded):
+    from evidence.concepts import CONDITION, TOPIC, clinical_parts, clinical_question
+
+    concepts = concepts_of(CASE, seeded)
+    core = sum(c.weight for c in concepts if c.role != TOPIC)
+    details = sum(c.weight for c in concepts if c.role == TOPIC)
+    assert details <= core + 1e-9
+    assert clinical_question(CASE, concepts) == "adjuvant therapy in circulating tumour DNA"
+    assert {c.role for c in clinical_parts(concepts)} <= {CONDITION, "decision", "population"}
+    # A short question is its own clinical question, and its other words are its substance.
+    short = "Does HER2 predict outcome in urothelial carcinoma on adjuvant M-VEC?"
+    short_concepts = concepts_of(short, seeded)
+    assert clinical_question(short, short_concepts) == ""
+    assert max(c.weight for c in short_concepts if c.role == TOPIC) == max(c.weight for c in short_concepts)
+    # Without a condition every concept is a part that can be missing.
+    rebound = concepts_of("Do patients get rebound reflux after a short PPI course is stopped?", seeded)
+    assert clinical_parts(rebound) == rebound
+
+
+def test_shorthand_that_stands_for_a_tag_is_that_condition(seeded):
+    # As the pipeline reads it: the question's shorthand spelled out for the PICO, in the sense it calls for.
+    vocabulary, lexicon = seeded
+    question = "dabigatran for AF in a pt on HD - acceptable?"
+    lexicon = lexicon.resolved(question)
+    pico = extract_pico(question, vocabulary=vocabulary, spelled_out=lexicon.spelled_out(question))
+    concepts = question_concepts(question, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
+    dialysis = [c for c in concepts if c.code == "dialysis"]
+    assert dialysis and dialysis[0].role == "condition"
+    assert not [c for c in concepts if c.label == "HD"]
