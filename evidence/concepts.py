@@ -191,12 +191,22 @@ def question_concepts(
 LONG_QUESTION_WORDS = 15
 
 
-def clinical_parts(concepts: Sequence[Concept]) -> list[Concept]:
-    """Return the parts of the question an answer can be missing: its condition, decision and population when
-    it names a condition (the rest - patient details, other drugs, filler - is context), else all its concepts."""
-    if any(concept.role == CONDITION for concept in concepts):
-        return [concept for concept in concepts if concept.role != TOPIC]
-    return list(concepts)
+def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool = True) -> list[Concept]:
+    """Return the parts of the question an answer can be missing.
+
+    A question without a condition is all its concepts. One naming its condition is its condition, decision and
+    population; the rest of a case description (patient details, other drugs) is context. In a shorter question
+    an answer's sources, admitted for the condition and decision, may still miss what the clinician wrote in
+    curated shorthand ("PsA", "CF"); an abstention may miss any of its words ("gout", "colchicine").
+    """
+    if not any(concept.role == CONDITION for concept in concepts):
+        return list(concepts)
+    case = len(question.split()) >= CASE_WORDS
+    return [
+        c
+        for c in concepts
+        if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))
+    ]
 
 
 def clinical_question(question: str, concepts: Sequence[Concept]) -> str:

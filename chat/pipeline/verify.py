@@ -127,11 +127,15 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     """Return why the answer abstains - in words, as a code, and the PubMed query to try - for an abstained run."""
     query = run.live.get("query", "") if run.live else ""
     query = query or run.question
+    parts = clinical_parts(run.question, run.concepts, answered=False)  # a case is not missing its details
+    # "Nothing stored here addresses" names what no source found covers (a stored CKD guideline addresses CKD).
+    unaddressed = [c for c in parts if all(c.label in j.missing for j in run.judgements.values())]
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
-    parts = clinical_parts(run.concepts)  # a question naming its condition is not missing its patient details
     topics = [c.label for c in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
-    topic = _listed(named[:3]) or "this question"
+    missing = [c.label for c in unaddressed if c.role != TOPIC]
+    missing += [c.label for c in joined_phrases(run.question, [c for c in unaddressed if c.role == TOPIC])]
+    topic = _listed((missing or named)[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)
     live = run.live or {}
     if run.claims_removed and not any(record.supported for record in run.claims):

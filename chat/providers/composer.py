@@ -347,7 +347,7 @@ def compose_answer(
     kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in [lead, *rest])
     open_concepts = [
         c
-        for c in clinical_parts(concepts)
+        for c in clinical_parts(question, concepts)
         if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
         and c.label.lower() not in names
         and c.role != POPULATION

@@ -185,3 +185,12 @@ def test_a_long_shorthand_case_is_judged_by_its_clinical_question_not_its_patien
     # Patient details are context: never listed as what the evidence does not cover.
     for detail in ("sigmoid", "wife", "GP", "ECOG", "MSS", "LN"):
         assert not re.search(rf"do not address[^.;]*\b{detail}\b", result.answer)
+
+
+def test_an_abstention_names_what_nothing_stored_addresses_not_what_the_library_holds(library, eutils):
+    result = answer_question(question="gout flare in CKD4 - colchicine dose?")
+    assert result.abstained
+    reason = result.answer.split(".")[0]
+    # The KDIGO CKD guideline is stored: the kidney disease is not what is missing, the gout and the drug are.
+    assert "colchicine" in reason and "gout" in reason
+    assert "chronic kidney disease" not in reason

@@ -190,7 +190,7 @@ def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more
     details = sum(c.weight for c in concepts if c.role == TOPIC)
     assert details <= core + 1e-9
     assert clinical_question(CASE, concepts) == "adjuvant therapy in circulating tumour DNA"
-    assert {c.role for c in clinical_parts(concepts)} <= {CONDITION, "decision", "population"}
+    assert {c.role for c in clinical_parts(CASE, concepts)} <= {CONDITION, "decision", "population"}
     # A short question is its own clinical question, and its other words are its substance.
     short = "Does HER2 predict outcome in urothelial carcinoma on adjuvant M-VEC?"
     short_concepts = concepts_of(short, seeded)
@@ -198,7 +198,7 @@ def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more
     assert max(c.weight for c in short_concepts if c.role == TOPIC) == max(c.weight for c in short_concepts)
     # Without a condition every concept is a part that can be missing.
     rebound = concepts_of("Do patients get rebound reflux after a short PPI course is stopped?", seeded)
-    assert clinical_parts(rebound) == rebound
+    assert clinical_parts("rebound reflux", rebound) == rebound
 
 
 def test_shorthand_that_stands_for_a_tag_is_that_condition(seeded):
