@@ -141,6 +141,17 @@ class Vocabulary:
             current = self.terms.get(current.broader)
         return chain
 
+    def about_sibling(self, text: str, subjects: set[str], asked: set[str]) -> bool:
+        """Return True when `text` is about a sibling of a condition in `subjects`, and not about that condition:
+        heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
+        mentioned = set(self.tags_in(text, DISEASE))
+        for subject in subjects - mentioned:
+            parent = next(iter(self.broader_chain(subject)), None)
+            siblings = [c for c in mentioned if c not in asked and next(iter(self.broader_chain(c)), None) == parent]
+            if parent and siblings:
+                return True
+        return False
+
     def mesh_for(self, codes: Sequence[str]) -> list[str]:
         ordered: dict[str, None] = {}
         for code in codes:

@@ -18,10 +18,11 @@ from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import ASK_DECISIONS, answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
 from evidence.models import Study
+from evidence.pico import Pico, is_modifier
 from evidence.ranking import Candidate, rank_references
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.sufficiency import safe_score_sufficiency
-from evidence.vocabulary import DECISION, DISEASE, Vocabulary
+from evidence.vocabulary import DECISION, DISEASE
 from pubmed.embeddings import embed_cached
 from pubmed.selectors import chunk_similarities, mesh_terms_by_pmid
 
@@ -83,18 +84,6 @@ def needs_live_search(run: AnswerRun) -> bool:
     return bool(run.sufficiency and run.sufficiency.external_search and run.settings.live_search)
 
 
-def _other_population(text: str, subjects: set[str], asked: set[str], vocabulary: Vocabulary) -> bool:
-    """Return True when `text` is about a sibling of a condition the question is about, and not about that
-    condition: heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
-    mentioned = set(vocabulary.tags_in(text, DISEASE))
-    for subject in subjects - mentioned:
-        parent = next(iter(vocabulary.broader_chain(subject)), None)
-        siblings = [c for c in mentioned if c not in asked and next(iter(vocabulary.broader_chain(c)), None) == parent]
-        if parent and siblings:
-            return True
-    return False
-
-
 def _flag_other_populations(run: AnswerRun) -> None:
     """Mark the curated findings of the library sources that are about a sibling population of the question's.
 
@@ -114,7 +103,7 @@ def _flag_other_populations(run: AnswerRun) -> None:
     for source, study in run.library_sources:
         if source.findings:
             findings = tuple(
-                replace(f, other_population=_other_population(f.shown, subjects, asked, vocabulary))
+                replace(f, other_population=vocabulary.about_sibling(f.shown, subjects, asked))
                 for f in source.findings
             )
             source = replace(source, findings=findings)
@@ -257,7 +246,7 @@ def _judgement(
     elif score < settings.judge_threshold:
         addresses, reason = False, "too far from the question"
         measure = f"score {score:.2f} < {settings.judge_threshold:.2f}"
-    elif semantic < settings.judge_min_semantic:
+    elif semantic < settings.judge_min_semantic and not _curated_for(pico, tags, decision_tags):
         addresses, reason = False, "shares the question's words but not its meaning"
         measure = f"similarity {semantic:.2f} < {settings.judge_min_semantic:.2f}"
     else:
@@ -290,6 +279,13 @@ def _judgement(
         reason=f"{reason} ({measure})" if measure else reason,
         why=reason,
     )
+
+
+def _curated_for(pico: Pico, tags: Sequence[str], decision_tags: Sequence[str]) -> bool:
+    """A library study curated for every condition and a decision of the question shares its meaning, not just
+    its words (KDIGO 2018 on anticoagulation in AF on dialysis reads far, in embeddings, from "dabigatran ... HD")."""
+    conditions = {tag for tag in pico.disease_tags if not is_modifier(tag)}
+    return bool(tags) and conditions <= set(tags) and bool(set(pico.decision_tags) & set(decision_tags))
 
 
 def _states_its_answer(decision: Concept, text: str, concepts: Sequence[Concept]) -> bool:

@@ -194,3 +194,12 @@ def test_an_abstention_names_what_nothing_stored_addresses_not_what_the_library_
     # The KDIGO CKD guideline is stored: the kidney disease is not what is missing, the gout and the drug are.
     assert "colchicine" in reason and "gout" in reason
     assert "chronic kidney disease" not in reason
+
+
+def test_a_library_study_curated_for_the_question_is_not_set_aside_for_its_wording(library, eutils):
+    # KDIGO 2018 is tagged for AF, dialysis and anticoagulation; in embeddings it reads far (0.47) from this
+    # shorthand, which used to set it aside as "sharing the question's words but not its meaning".
+    result = answer_question(question="dabigatran for AF in a pt on HD - acceptable?")
+    assert not result.abstained
+    assert "29522134" in {reference["pmid"] for reference in result.references}
+    assert "dabigatran and edoxaban are not recommended" in result.answer
