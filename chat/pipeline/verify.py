@@ -123,6 +123,11 @@ def confidence(run: AnswerRun) -> TraceStep:
     )
 
 
+def _spelled(run: AnswerRun, label: str) -> str:
+    expansions = run.lexicon.wording.get(label) or run.lexicon.wording.get(label.lower()) or ()
+    return f"{label} ({expansions[0]})" if expansions and expansions[0].lower() != label.lower() else label
+
+
 def abstention(run: AnswerRun) -> dict[str, str]:
     """Return why the answer abstains - in words, as a code, and the PubMed query to try - for an abstained run."""
     query = run.live.get("query", "") if run.live else ""
@@ -134,7 +139,9 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     topics = [c.label for c in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
     missing = [c.label for c in unaddressed if c.role != TOPIC]
-    missing += [c.label for c in joined_phrases(run.question, [c for c in unaddressed if c.role == TOPIC])]
+    # The rarest words first ("MTX" before "add"); shorthand with its meaning ("MS (mitral stenosis)").
+    joined = joined_phrases(run.question, [c for c in unaddressed if c.role == TOPIC])
+    missing += [_spelled(run, c.label) for c in sorted(joined, key=lambda c: -c.weight)]
     topic = _listed((missing or named)[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)
     live = run.live or {}

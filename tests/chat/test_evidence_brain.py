@@ -203,3 +203,9 @@ def test_a_library_study_curated_for_the_question_is_not_set_aside_for_its_wordi
     assert not result.abstained
     assert "29522134" in {reference["pmid"] for reference in result.references}
     assert "dabigatran and edoxaban are not recommended" in result.answer
+
+
+def test_an_abstention_spells_out_the_shorthand_it_names_in_the_sense_read(library, eutils):
+    result = answer_question(question="severe MS, valvuloplasty or surgery?")
+    assert result.abstained
+    assert "MS (mitral stenosis)" in result.answer.split(".")[0]
