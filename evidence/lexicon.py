@@ -15,6 +15,7 @@ from functools import lru_cache
 from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation
 
+HITS_CACHE_SIZE = 2000
 LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
 
 
@@ -45,6 +46,8 @@ class Lexicon:
     exact: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     wording: dict[str, tuple[str, ...]] = field(default_factory=dict)
     senses: dict[str, tuple[Sense, ...]] = field(default_factory=dict)  # wording key → senses, usual first
+    # Where each question writes the terms: a question is read by understanding, concepts and the checks alike.
+    _hits: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls) -> Lexicon:
@@ -108,6 +111,7 @@ class Lexicon:
             else:
                 entries[form_of(key)] = chosen.forms
             wording[key] = chosen.expansions
+        # The same terms as this lexicon's (only their senses differ), so the same places: `_hits` is shared.
         return replace(self, entries=entries, exact=exact, wording=wording)
 
     def is_ambiguous(self, written: str) -> bool:
@@ -120,6 +124,9 @@ class Lexicon:
         The longest term wins a place: "PD-L1" is not "PD", "CKD3b" is not "CKD". Of two terms on the
         same letters, the one written with its exact capitals wins ("PsA" over the case-blind "PSA").
         """
+        known = self._hits.get(question)
+        if known is not None:
+            return list(known)
         found = [
             (key, hit.start(), hit.end())
             for key in self.wording
@@ -134,7 +141,10 @@ class Lexicon:
                 if other != key
             )
         ]
-        return sorted(kept, key=lambda hit: hit[1])
+        if len(self._hits) >= HITS_CACHE_SIZE:
+            self._hits.clear()
+        self._hits[question] = sorted(kept, key=lambda hit: hit[1])
+        return list(self._hits[question])
 
     def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         """Return `form` with everything the lexicon says it stands for."""

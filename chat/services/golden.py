@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evidence import identifiers
+from evidence.text import split_sentences
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
 GOLDEN_PATH = GOLDEN_DIR / "questions.json"
@@ -132,7 +133,6 @@ def conversation(question: GoldenQuestion, questions: list[GoldenQuestion]) -> l
 # says no source covers ("What the evidence does not cover", an abstention's "Nothing stored here addresses").
 _BOTTOM = re.compile(r"\*\*Bottom line:\*\*\s*")
 _LABEL = re.compile(r"^\*\*[^*]{2,160}\*\*\s*(?:\([^()]*(?:\([^()]*\)[^()]*)*\))?:\s*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*\[\d+(?:[,\u2013-]\s*\d+)*\])*\s+(?=[A-Z*(])")
 _GAPS = re.compile(
     r"(?:do not address|does not address|does not cover|do not cover|Nothing stored here addresses)\s+(.+?)"
     r"(?:;|, and the live|\. |\.$|$)",
@@ -146,8 +146,8 @@ def first_sentence(answer: str) -> str:
     lead = _BOTTOM.search(text)
     if lead:
         text = text[lead.end() :]
-    text = _LABEL.sub("", text.split("\n", 1)[0].strip())
-    return _SENTENCE_END.split(text, maxsplit=1)[0].replace("**", "").strip()
+    text = _LABEL.sub("", text.split("\n", 1)[0].strip()).replace("**", "")
+    return next(iter(split_sentences(text)), "").strip()
 
 
 def unmet_requirements(sentence: str, requirements: list[str]) -> list[str]:
