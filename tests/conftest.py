@@ -7,7 +7,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -194,7 +194,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # --- The seeded library, loaded once per test process ------------------------------------------------
 
-_SEED_ROWS: dict[str, bytes] | None = None  # table -> its rows as PostgreSQL COPY text, after the real seed
+_SEED_ROWS: dict[str, dict[str, bytes]] = {}  # seed -> table -> its rows as PostgreSQL COPY text
 
 
 def _table_counts() -> dict[str, int]:
@@ -219,28 +219,40 @@ def seed_library() -> None:
     its own rows first), the seed services run as `seed_evidence` would. The seed itself is tested in
     tests/evidence/test_seed.py and test_vocabulary.py.
     """
-    global _SEED_ROWS
+    from evidence.services.seed import evidence_seed
+    from evidence.services.vocabulary_seed import vocabulary_seed
+
+    _seed("library", evidence_seed, vocabulary_seed)
+
+
+def seed_vocabulary() -> None:
+    """Load only the real tag vocabulary and shorthand (`vocabulary_seed`), kept and copied back like
+    `seed_library` (the per-row seed costs ~2 s a test)."""
+    from evidence.services.vocabulary_seed import vocabulary_seed
+
+    _seed("vocabulary", vocabulary_seed)
+
+
+def _seed(name: str, *services: Callable[[], object]) -> None:
     from django.apps import apps
     from django.core.management.color import no_style
     from django.db import connection, transaction
 
-    from evidence.services.seed import evidence_seed
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
     before = _table_counts()
-    if _SEED_ROWS is not None and all(before.get(table) == 0 for table in _SEED_ROWS):
-        models = [model for model in apps.get_models(include_auto_created=True) if model._meta.db_table in _SEED_ROWS]
+    kept = _SEED_ROWS.get(name)
+    if kept is not None and all(before.get(table) == 0 for table in kept):
+        models = [model for model in apps.get_models(include_auto_created=True) if model._meta.db_table in kept]
         with transaction.atomic(), connection.cursor() as cursor:  # foreign keys are checked at commit
-            for table, rows in _SEED_ROWS.items():
+            for table, rows in kept.items():
                 with cursor.cursor.copy(f'COPY "{table}" FROM STDIN') as copy:
                     copy.write(rows)
             for statement in connection.ops.sequence_reset_sql(no_style(), models):
                 cursor.execute(statement)
         return
     with transaction.atomic():
-        evidence_seed()
-        vocabulary_seed()
-    if _SEED_ROWS is None:
+        for service in services:
+            service()
+    if kept is None:
         written = [table for table, count in _table_counts().items() if count != before.get(table, 0)]
         if all(before.get(table, 0) == 0 for table in written):
             rows: dict[str, bytes] = {}
@@ -248,7 +260,7 @@ def seed_library() -> None:
                 for table in written:
                     with cursor.cursor.copy(f'COPY "{table}" TO STDOUT') as copy:
                         rows[table] = b"".join(bytes(block) for block in copy)
-            _SEED_ROWS = rows
+            _SEED_ROWS[name] = rows
 
 
 @pytest.fixture(scope="session", autouse=True)

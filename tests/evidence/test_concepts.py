@@ -5,15 +5,14 @@ import pytest
 from evidence.concepts import Lexicon, TextIndex, coverage, fold, question_concepts
 from evidence.pico import extract_pico
 from evidence.vocabulary import load_vocabulary
+from tests.conftest import seed_vocabulary
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def seeded(db):
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
-    vocabulary_seed()
+    seed_vocabulary()
     return load_vocabulary(), Lexicon.load()
 
 

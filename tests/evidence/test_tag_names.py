@@ -7,6 +7,7 @@ import pytest
 
 from evidence.models import Study
 from evidence.tag_names import humanize_tag, tag_labels
+from tests.conftest import seed_library
 
 
 @pytest.mark.parametrize(
@@ -34,11 +35,7 @@ def test_curated_labels_win(library_seeded) -> None:
 
 @pytest.fixture
 def library_seeded(db) -> None:
-    from evidence.services.seed import evidence_seed
-    from evidence.services.vocabulary_seed import vocabulary_seed
-
-    evidence_seed()
-    vocabulary_seed()
+    seed_library()
 
 
 @pytest.mark.django_db
