@@ -28,8 +28,9 @@ class Scored:
 
 
 def case_scores(cases: Sequence[Case], model, embed: Callable | None = None) -> list[Scored]:
-    """Score every case's candidate sentences once (the expensive part); thresholds are applied later."""
-    from evidence.claims import PassageCache, PassageText, score_claim
+    """Score every case's candidate units and time one verdict at the model's thresholds (passage embedding
+    included); other thresholds are applied later, reusing the model's readings."""
+    from evidence.claims import PassageCache, PassageText, decide, score_claim
 
     if embed is None:
         from pubmed.embeddings import embed_cached as embed
@@ -39,6 +40,12 @@ def case_scores(cases: Sequence[Case], model, embed: Callable | None = None) -> 
         passage = PassageText(doc_id=case.case_id.split(":")[-1], chunk_id="abstract", text=case.passage)
         started = time.perf_counter()
         scored = score_claim(case.claim, [passage], embed=embed, model=model, cache=cache)
+        # The model reads units when a verdict needs them: the cost is that of a verdict at the model's thresholds.
+        decide(
+            scored,
+            support_threshold=model.config.support_threshold,
+            contradict_threshold=model.config.contradict_threshold,
+        )
         out.append(Scored(case, scored, (time.perf_counter() - started) * 1000))
     return out
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evidence.claims.model import ClaimVerifierModel, get_verifier_model
+from evidence.claims.model import ClaimVerifierModel, UnitReader, get_verifier_model
 from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers
 from evidence.claims.polarity import polarity_conflict, same_direction
@@ -140,14 +140,24 @@ class Candidate:
     passage: Passage
     sentences: tuple[str, ...]
     similarity: float
-    probabilities: tuple[float, float, float]  # supported, contradicted, not enough information
+    # supported, contradicted, not enough information: given here, or read by `reader` when first asked for
+    given: tuple[float, float, float] | None = None
     # The unit's sentence closest to the claim: negation and direction are read from it, so a "not" in the
     # neighbouring sentence cannot lend a negated claim its support.
     closest: str = ""
+    reader: UnitReader | None = field(default=None, compare=False, repr=False)
+    index: int = 0  # the unit's place in its reader
 
     @property
     def text(self) -> str:
         return " ".join(self.sentences)
+
+    @property
+    def probabilities(self) -> tuple[float, float, float]:
+        """P(supported), P(contradicted), P(not enough information); zeros where no model reads the claim."""
+        if self.given is not None:
+            return self.given
+        return self.reader.row(self.index) if self.reader is not None else (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,7 @@ def score_claim(
     """Pick the units of `passages` closest in meaning to the claim and score each with the verifier model.
 
     Without a model the units are only picked (the language model's check reads them; `decide` refuses them).
+    The model reads a unit when `decide` first needs its probabilities (`UnitReader`).
     """
     claim = plain_text(claim_text)
     if not passages:
@@ -194,13 +205,19 @@ def score_claim(
         singles = unit.vectors[: len(unit.sentences)] @ claim_vector
         closest = unit.sentences[first if singles[first] >= singles[last] else last]
         chosen.append((passage, tuple(unit.sentences[first : last + 1]), similarity, closest))
-    texts = [" ".join(sentences) for _, sentences, _, _ in chosen]
-    probabilities = model.probabilities(claim, texts) if model is not None else np.zeros((len(texts), 3))
+    reader = UnitReader(model, claim, [" ".join(sentences) for _, sentences, _, _ in chosen]) if model else None
     candidates = tuple(
-        Candidate(passage, sentences, similarity, (float(p[0]), float(p[1]), float(p[2])), closest)
-        for (passage, sentences, similarity, closest), p in zip(chosen, probabilities, strict=True)
+        Candidate(passage, sentences, similarity, None, closest, reader, index)
+        for index, (passage, sentences, similarity, closest) in enumerate(chosen)
     )
     return ScoredClaim(claim, source_text, candidates, read_by_model=model is not None)
+
+
+def _read_all(candidates: Sequence[Candidate]) -> None:
+    """Read the model's probabilities for every unit still unread, in one batch."""
+    readers = {id(c.reader): c.reader for c in candidates if c.reader is not None and c.given is None}
+    for reader in readers.values():
+        reader.read([c.index for c in candidates if c.reader is reader])
 
 
 def decide(
@@ -262,6 +279,7 @@ def decide(
             )
     # Not supported: contradicted where the model reads an on-topic unit as saying the opposite, unless claim
     # and unit plainly state the same direction (the model misreads comparisons: "lower in A than B" for "A reduced").
+    _read_all(candidates)
     on_topic = [c for c in candidates if c.similarity >= SUPPORT_SIMILARITY_FLOOR]
     against = max(on_topic, key=lambda c: c.probabilities[1], default=None)
     if (

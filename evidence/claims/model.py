@@ -110,15 +110,46 @@ class ClaimVerifierModel:
         return np.vstack([rows[key] for key in keys]).astype(np.float32)
 
     def _read(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch([(claim, text) for text in evidence])
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
-        logits = self.session.run(["logits"], {k: v for k, v in feeds.items() if k in self.inputs})[0]
+        """Read each pair on its own: the int8 model quantises its activations over the whole input, so a pair
+        read in a batch (padding and neighbours included) would score differently from the same pair alone.
+        One pair at a time, a pair's probabilities never depend on what else was read with it."""
+        rows = []
+        for text in evidence:
+            encoding = self.tokenizer.encode(claim, text)
+            feeds = {
+                "input_ids": np.array([encoding.ids], dtype=np.int64),
+                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
+                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+            }
+            rows.append(self.session.run(["logits"], {k: v for k, v in feeds.items() if k in self.inputs})[0][0])
+        logits = np.array(rows, dtype=np.float32).reshape(-1, 3)
         shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
         return (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class UnitReader:
+    """The verifier model's reading of one claim's candidate units, asked for when a verdict needs it.
+
+    A claim the closest unit supports costs one read of the model; a claim nothing supports is read over all its
+    units in one batch. Readings are kept, so deciding again (other thresholds) reads nothing twice.
+    """
+
+    def __init__(self, model: ClaimVerifierModel, claim: str, texts: Sequence[str]) -> None:
+        self.model, self.claim, self.texts = model, claim, list(texts)
+        self.rows: dict[int, tuple[float, float, float]] = {}
+        self.lock = threading.Lock()
+
+    def read(self, indices: Sequence[int]) -> None:
+        with self.lock:
+            unread = [i for i in dict.fromkeys(indices) if i not in self.rows]
+            if unread:
+                rows = self.model.probabilities(self.claim, [self.texts[i] for i in unread])
+                for i, p in zip(unread, rows, strict=True):
+                    self.rows[i] = (float(p[0]), float(p[1]), float(p[2]))
+
+    def row(self, index: int) -> tuple[float, float, float]:
+        self.read([index])
+        return self.rows[index]
 
 
 _MODELS: dict[Path, ClaimVerifierModel] = {}

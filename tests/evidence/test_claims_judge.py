@@ -249,3 +249,37 @@ def test_another_judges_verdict_still_meets_the_exact_checks() -> None:
         scored, support_threshold=0.63, contradict_threshold=0.55, override=(CONTRADICTED, scored.candidates[0])
     )
     assert contradicted.verdict == CONTRADICTED and "judged by the language model" in contradicted.reason
+
+
+class _CountingModel:
+    """The shipped verifier, counting the (claim, unit) pairs it is asked to read."""
+
+    def __init__(self) -> None:
+        from evidence.claims.model import get_verifier_model
+
+        self.model = get_verifier_model()
+        self.config = self.model.config
+        self.read = 0
+
+    def probabilities(self, claim, evidence):
+        self.read += len(evidence)
+        return self.model.probabilities(claim, evidence)
+
+
+def test_the_model_reads_only_the_units_a_verdict_needs(embed) -> None:
+    """A claim its closest unit supports costs one read; one nothing supports has every candidate read."""
+    from evidence.claims import score_claim
+
+    supported, passages = SUPPORTED[0]
+    counting = _CountingModel()
+    scored = score_claim(supported, passages, embed=embed, model=counting)  # type: ignore[arg-type]
+    assert counting.read == 0
+    verdict = decide(scored, support_threshold=0.4, contradict_threshold=0.7)
+    assert verdict.supported and counting.read == 1
+    decide(scored, support_threshold=0.3, contradict_threshold=0.7)  # deciding again reads nothing twice
+    assert counting.read == 1
+
+    counting = _CountingModel()
+    unrelated = score_claim("Metformin lowered HbA1c in adolescents.", passages, embed=embed, model=counting)  # type: ignore[arg-type]
+    assert not decide(unrelated, support_threshold=0.4, contradict_threshold=0.7).supported
+    assert counting.read == len(unrelated.candidates) > 1
