@@ -223,3 +223,14 @@ def test_clinical_shorthand_names_the_scenario_abx_for_cap(library):
     result = answer_question(question="Best abx for severe CAP in ICU?", settings=answer_settings(live_search=False))
     assert (result.intent, result.abstained) == ("cap_sepsis_antibiotics", False)
     assert result.references and result.confidence != "RED"
+
+
+def test_a_pneumonia_severity_score_names_the_condition_and_the_admission_finding_leads(library):
+    # Nothing in the question says "pneumonia": CURB-65 is scored only in community-acquired pneumonia. It used to
+    # abstain; the ATS/IDSA finding on deciding admission with a prognostic rule now answers it first.
+    result = answer_question(
+        question="CURB-65 of 2, outpt or admit, and which abx?", settings=answer_settings(live_search=False)
+    )
+    assert (result.intent, result.abstained) == ("cap_sepsis_antibiotics", False)
+    first = result.answer.split("\n")[0]
+    assert "admitted to hospital" in first and "Pneumonia Severity Index" in first
