@@ -71,6 +71,28 @@ ASK_WORDS = {
 ASK_DECISIONS = {"drug_choice": "drug", "dose": "dose", "duration": "duration", "restart": "timing"}
 
 
+# The follow-up time a question names ("still holds at 5 yrs?", "OS at 3 years"): a finding reported at that time
+# answers it before one reported at another.
+_TIME_POINT = re.compile(
+    r"\b(?:at|after|by|beyond|through)\s+(\d{1,2})[\s-]?(?:(y|yrs?|years?)|(mos?|months?))\b", re.IGNORECASE
+)
+
+
+def time_points(question: str) -> list[tuple[int, str]]:
+    """Return the follow-up times the question names, as (number, "year" or "month")."""
+    return [(int(m.group(1)), "year" if m.group(2) else "month") for m in _TIME_POINT.finditer(question)]
+
+
+def states_time_point(point: tuple[int, str], sentence: str) -> bool:
+    """Return True when `sentence` reports a result at `point` ("5-year", "5 years", "60 months" for 5 years)."""
+    number, unit = point
+    if unit == "year":
+        pattern = rf"\b{number}[\s-]?(?:years?|yrs?|y)\b|\b{number * 12}[\s-]?months?\b"
+    else:
+        pattern = rf"\b{number}[\s-]?(?:months?|mos?)\b"
+    return bool(re.search(pattern, sentence, re.IGNORECASE))
+
+
 def asked_for(question: str) -> list[str]:
     """Return what the question asks for among drug, dose, duration, timing and threshold."""
     return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]

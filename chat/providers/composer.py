@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states
+from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
@@ -255,29 +255,34 @@ def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], setting
 
 
 def _bottom_line(
-    candidates: list[Candidate], asks: list[str], concepts: Sequence[Concept] = ()
+    candidates: list[Candidate],
+    asks: list[str],
+    concepts: Sequence[Concept] = (),
+    points: Sequence[tuple[int, str]] = (),
 ) -> tuple[Candidate | None, list[str]]:
-    """Return the sentence to lead with and what the question asked for that no admitted sentence states."""
+    """Return the sentence to lead with and what the question asked for that no admitted sentence states.
+
+    Where the question names a follow-up time ("still holds at 5 yrs?") and a sentence reports a result at that
+    time, the lead is chosen among those sentences, whichever source they come from.
+    """
     if not candidates:
         return None, asks
-    # The most relevant source speaks first: its best result or conclusion leads.
-    rank: dict[str, int] = {}
-    for candidate in candidates:
-        rank.setdefault(candidate.source.doc_id, candidate.rank)
-    top = min(rank.values())
-    ordered = sorted(
-        (c for c in candidates if c.rank == top),
-        key=lambda c: (-(c.score + (0.15 if c.is_conclusion else 0.0)), c.sentence),
-    )
     unstated = [kind for kind in asks if not any(answers(kind, c.sentence, concepts) for c in candidates)]
     stated = [kind for kind in asks if kind not in unstated]
-    if stated:
+    timed = [c for c in candidates if any(states_time_point(point, c.sentence) for point in points)]
+    for pool in (timed, candidates) if stated else ():
         # Lead with the best sentence that states what was asked for (all of it, if one does).
-        best = max(
-            (c for c in candidates if any(answers(kind, c.sentence, concepts) for kind in stated)),
-            key=lambda c: (sum(answers(kind, c.sentence, concepts) for kind in stated), c.score),
-        )
-        return best, unstated
+        stating = [c for c in pool if any(answers(kind, c.sentence, concepts) for kind in stated)]
+        if stating:
+            best = max(stating, key=lambda c: (sum(answers(kind, c.sentence, concepts) for kind in stated), c.score))
+            return best, unstated
+    # The most relevant source speaks first: its best result or conclusion leads.
+    pool = timed or candidates
+    top = min(c.rank for c in pool)
+    ordered = sorted(
+        (c for c in pool if c.rank == top),
+        key=lambda c: (-(c.score + (0.15 if c.is_conclusion else 0.0)), c.sentence),
+    )
     return ordered[0], unstated
 
 
@@ -319,7 +324,7 @@ def compose_answer(
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
-    lead, unstated = _bottom_line(candidates, asks, concepts)
+    lead, unstated = _bottom_line(candidates, asks, concepts, time_points(question))
     assert lead is not None
     taken = [lead.words]
     rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)

@@ -112,3 +112,14 @@ def test_the_model_is_asked_the_completed_question_with_the_conversation(library
     asked = second["messages"][-1]["content"]
     assert asked.startswith("Clinical question: and in dialysis (") and "atrial fibrillation" in asked
     assert second["messages"][0] == {"role": "user", "content": AF_CKD}
+
+
+def test_a_follow_up_naming_a_time_point_leads_with_the_result_at_that_time(library, user):
+    # The 2-year trial report ranks first for the topic, but the turn asks whether the finding held at 5 years:
+    # the 5-year report's finding leads (it came second before).
+    conversation = conversation_create(user=user)
+    first_turn = "ctDNA-neg stage II colon ca after resection - can I skip adjuvant chemo?"
+    conversation_reply(conversation=conversation, text=first_turn)
+    reply = conversation_reply(conversation=conversation, text="still holds at 5 yrs?")
+    first = reply.content.split("\n")[0]
+    assert "5-year recurrence-free survival" in first and "DYNAMIC 5-year outcomes" in first

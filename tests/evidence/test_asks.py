@@ -19,3 +19,16 @@ from evidence.asks import asked_for
 )
 def test_how_much_asks_for_a_dose_only_about_a_drug(question, asks):
     assert [kind for kind in asked_for(question) if kind == "dose"] == asks
+
+
+def test_a_follow_up_time_is_read_and_found_in_any_of_its_wordings() -> None:
+    from evidence.asks import states_time_point, time_points
+
+    assert time_points("still holds at 5 yrs?") == [(5, "year")]
+    assert time_points("OS after 18 months?") == [(18, "month")]
+    assert time_points("stage II colon cancer, 5 cm tumour") == []
+    five = (5, "year")
+    assert states_time_point(five, "5-year recurrence-free survival was 88%")
+    assert states_time_point(five, "at 60 months, 12 patients had recurred")
+    assert not states_time_point(five, "2-year recurrence-free survival was 93.5%")
+    assert not states_time_point(five, "at 15 years, 40% had recurred")
