@@ -107,11 +107,13 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
     """Return True when `sentence` states the `kind` asked for about the question's own decision.
 
     "Restart apixaban after a GI bleed - when?" is not answered by when to restart aspirin: a sentence that
-    states a timing must also be about anticoagulation, the decision the timing is asked of (every decision
-    concept of the question that is not itself a kind of answer, such as "dose" or "restart").
+    states a timing must also be about a decision the timing is asked of (a decision concept of the question
+    that is not itself a kind of answer, such as "dose" or "restart"). One is enough: a case that names a
+    score, a past bleed and anticoagulation, and asks "which agent", is answered by "choose a DOAC rather than
+    warfarin" in anticoagulation, which says nothing of the score or the bleed.
     """
     if not states(kind, sentence):
         return False
     subjects = [c for c in concepts if c.role == DECISION_ROLE and c.code and c.code not in ASK_DECISIONS]
     index = TextIndex(sentence) if subjects else None
-    return all(index.covers(subject) for subject in subjects) if index else True
+    return any(index.covers(subject) for subject in subjects) if index else True

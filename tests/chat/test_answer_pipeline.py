@@ -234,3 +234,17 @@ def test_a_pneumonia_severity_score_names_the_condition_and_the_admission_findin
     assert (result.intent, result.abstained) == ("cap_sepsis_antibiotics", False)
     first = result.answer.split("\n")[0]
     assert "admitted to hospital" in first and "Pneumonia Severity Index" in first
+
+
+def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_is_missing(library):
+    # The case names a score, a past ulcer bleed and anticoagulation. The sentence that states the agent is about
+    # anticoagulation only; it answers "which agent" all the same (it was led by "does not state which drug").
+    question = (
+        "65M, new AF, CHA2DS2-VASc 3, eGFR 40, on no meds. He asks whether he really needs a blood thinner given he "
+        "had a GI bleed from a duodenal ulcer 2 years ago that was treated and he has had no bleeding since; H pylori "
+        "was eradicated. What does the evidence say about anticoagulation here and which agent?"
+    )
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    first = result.answer.split("\n")[0]
+    assert "does not state" not in first
+    assert "DOAC" in first or "NOAC" in first
