@@ -270,9 +270,9 @@ def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list
 def joined_phrases(question: str, topics: list[Concept]) -> list[Concept]:
     """Return the topic concepts with neighbours in the question joined ("tranexamic" "acid" → "tranexamic acid")."""
     lowered = question.lower()
-    placed = sorted(
-        ((lowered.find(c.label.lower()), c) for c in topics if c.label.lower() in lowered), key=lambda pair: pair[0]
-    )
+    # Where each word stands as a word: "D" of "vitamin D" is not the "d" of "Does".
+    found = [(re.search(rf"(?<!\w){re.escape(c.label.lower())}(?!\w)", lowered), c) for c in topics]
+    placed = sorted(((match.start(), c) for match, c in found if match), key=lambda pair: pair[0])
     merged: list[tuple[int, Concept]] = []
     for start, concept in placed:
         if merged:

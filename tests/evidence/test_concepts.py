@@ -210,3 +210,19 @@ def test_shorthand_that_stands_for_a_tag_is_that_condition(seeded):
     dialysis = [c for c in concepts if c.code == "dialysis"]
     assert dialysis and dialysis[0].role == "condition"
     assert not [c for c in concepts if c.label == "HD"]
+
+
+@pytest.mark.parametrize(
+    ("question", "words", "joined"),
+    [
+        ("Does vitamin D prevent fractures in older adults?", ["D", "vitamin"], ["vitamin D"]),
+        ("Which regimen for H pylori when the ulcer healed?", ["pylori", "H"], ["H pylori"]),
+        ("Is tranexamic acid safe here?", ["acid", "tranexamic"], ["tranexamic acid"]),
+    ],
+)
+def test_neighbouring_words_of_the_question_are_named_together(question, words, joined):
+    # A one-letter word is found where it stands as a word: the "D" of "vitamin D", not the "d" of "Does".
+    from evidence.concepts import TOPIC, Concept, joined_phrases
+
+    topics = [Concept(word, TOPIC, ((word.lower(),),)) for word in words]
+    assert [c.label for c in joined_phrases(question, topics)] == joined
