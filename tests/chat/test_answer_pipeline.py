@@ -248,3 +248,13 @@ def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_i
     first = result.answer.split("\n")[0]
     assert "does not state" not in first
     assert "DOAC" in first or "NOAC" in first
+
+
+def test_colon_cancer_written_by_its_site_in_shorthand_is_colon_cancer(library):
+    # "sigmoid ca" is colon cancer: the question abstained when only ctDNA and the patient's details were read.
+    result = answer_question(
+        question="pT3N0 sigmoid ca, 14 LN, MSS, ctDNA neg at wk 4 & 7 - fine to observe w/o adjuvant?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert result.answer.split("\n")[0].startswith("**Bottom line:** **DYNAMIC")

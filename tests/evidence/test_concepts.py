@@ -188,7 +188,7 @@ def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more
     core = sum(c.weight for c in concepts if c.role != TOPIC)
     details = sum(c.weight for c in concepts if c.role == TOPIC)
     assert details <= core + 1e-9
-    assert clinical_question(CASE, concepts) == "adjuvant therapy in circulating tumour DNA"
+    assert clinical_question(CASE, concepts) == "adjuvant therapy in colon cancer, circulating tumour DNA"
     assert {c.role for c in clinical_parts(CASE, concepts)} <= {CONDITION, "decision", "population"}
     # A short question is its own clinical question, and its other words are its substance.
     short = "Does HER2 predict outcome in urothelial carcinoma on adjuvant M-VEC?"
