@@ -26,12 +26,16 @@ from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabu
 from pubmed.selectors import word_document_frequencies
 
 _LINK = r"(?:[\s-]+(?:is|was|were|test|tests|result|results|status|remains|remained|became|level))*[\s-]*"
+# "no ctDNA detectable" and "without detectable ctDNA" are negative results, not positive ones.
+_NONE = r"(?<!\bno )(?<!\bwithout )"
 _POSITIVE = re.compile(
-    rf"\b(?:ctdna|mrd){_LINK}(?:positive|detected|detectable)\b|\b(?:positive|detectable|detected)\s+(?:ctdna|mrd)\b",
+    rf"{_NONE}\b(?:ctdna|mrd){_LINK}(?:positive|pos|detected|detectable)\b"
+    rf"|{_NONE}\b(?:positive|detectable|detected)\s+(?:ctdna|mrd)\b",
     re.IGNORECASE,
 )
 _NEGATIVE = re.compile(
-    rf"\b(?:ctdna|mrd){_LINK}(?:negative|undetectable|not\s+detected)\b|\b(?:negative|undetectable)\s+(?:ctdna|mrd)\b",
+    rf"\b(?:ctdna|mrd){_LINK}(?:negative|neg|undetectable|not\s+(?:detected|detectable))\b"
+    r"|\b(?:negative|undetectable)\s+(?:ctdna|mrd)\b|\b(?:no|without)\s+(?:detectable\s+|detected\s+)?(?:ctdna|mrd)\b",
     re.IGNORECASE,
 )
 

@@ -33,6 +33,12 @@ def test_library_tags_missing_from_the_vocabulary_join_it_as_plain_terms():
         ("Patient has undetectable ctDNA", "negative"),
         ("Compare ctDNA-positive with ctDNA-negative patients", None),
         ("Does ctDNA predict relapse?", None),
+        # Shorthand, and a negative written as the absence of a detectable result.
+        ("pT3N0 sigmoid ca, ctDNA neg at wk 4 & 7 - observe?", "negative"),
+        ("NSCLC adenocarcinoma with no ctDNA detectable pre-op - prognosis?", "negative"),
+        ("resected without detectable ctDNA: surveillance?", "negative"),
+        ("ctDNA not detectable after surgery", "negative"),
+        ("MRD pos at week 4 - escalate?", "positive"),
     ],
 )
 def test_result_context_is_read_from_the_question(question, context):
