@@ -146,6 +146,21 @@ class Lexicon:
         self._hits[question] = sorted(kept, key=lambda hit: hit[1])
         return list(self._hits[question])
 
+    def spelled_phrases(self, question: str, words: int = 3) -> list[tuple[str, int, int]]:
+        """Return each piece of shorthand spelled out inside its neighbouring words, as (phrase, start, end) with
+        the spelled-out part at [start, end): "bleeding DU, clipped" reads "bleeding duodenal ulcer, clipped", so
+        a condition the question names by a word and a piece of shorthand together is found."""
+        phrases = []
+        for key, start, end in self.hits(question):
+            spelled = self.wording[key][0]
+            if spelled.lower() == question[start:end].lower():
+                continue
+            before = " ".join(question[:start].split()[-words:])
+            after = " ".join(question[end:].split()[:words])
+            lead = f"{before} " if before else ""
+            phrases.append((f"{lead}{spelled} {after}".strip(), len(lead), len(lead) + len(spelled)))
+        return phrases
+
     def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         """Return `form` with everything the lexicon says it stands for."""
         return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))

@@ -176,12 +176,20 @@ def describes_patients(question: str, match: TagMatch) -> bool:
     )
 
 
-def extract_pico_rules(question: str, *, vocabulary: Vocabulary, spelled_out: Sequence[str] = ()) -> Pico:
+def extract_pico_rules(
+    question: str,
+    *,
+    vocabulary: Vocabulary,
+    spelled_out: Sequence[str] = (),
+    spelled_phrases: Sequence[tuple[str, int, int]] = (),
+) -> Pico:
     """Return the PICO found by matching the vocabulary's synonyms in the question.
 
     `spelled_out` are what the question's shorthand stands for ("antibiotics" for "abx", from the
     curated abbreviations): the tags they name join the question's own, after them; the rest of the
-    PICO (outcome, patient, comparison) is read from the question's own words only.
+    PICO (outcome, patient, comparison) is read from the question's own words only. `spelled_phrases`
+    (`Lexicon.spelled_phrases`) are the shorthand spelled out among its neighbouring words: a tag found
+    across the spelled-out part ("bleeding duodenal ulcer" for "bleeding DU") joins too.
     """
     matches = [m for m in vocabulary.matches(question) if not describes_patients(question, m)]
     outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
@@ -201,8 +209,11 @@ def extract_pico_rules(question: str, *, vocabulary: Vocabulary, spelled_out: Se
         if code in condition_codes or code not in outcome_codes or not condition_codes
     ]
     decision_tags = list(dict.fromkeys(m.code for m in matches if m.kind == DECISION))
-    for wording in spelled_out:
+    spelled = [(wording, 0, len(wording)) for wording in spelled_out] + list(spelled_phrases)
+    for wording, start, end in spelled:
         for match in vocabulary.matches(wording):
+            if not (match.start < end and start < match.end):
+                continue  # a tag of the neighbouring words alone: the question's own reading stands
             tags = disease_tags if match.kind == DISEASE else decision_tags if match.kind == DECISION else None
             if tags is not None and match.code not in tags:
                 tags.append(match.code)
@@ -248,13 +259,20 @@ def _llm_prompt(question: str, vocabulary: Vocabulary) -> str:
 
 
 def extract_pico(
-    question: str, *, vocabulary: Vocabulary, llm_json: LlmJson | None = None, spelled_out: Sequence[str] = ()
+    question: str,
+    *,
+    vocabulary: Vocabulary,
+    llm_json: LlmJson | None = None,
+    spelled_out: Sequence[str] = (),
+    spelled_phrases: Sequence[tuple[str, int, int]] = (),
 ) -> Pico:
     """Return the question's PICO: the model's when it answers valid JSON, else the vocabulary's.
 
-    `spelled_out`: what the question's abbreviations stand for (see `extract_pico_rules`).
+    `spelled_out`, `spelled_phrases`: what the question's abbreviations stand for (see `extract_pico_rules`).
     """
-    rules = extract_pico_rules(question, vocabulary=vocabulary, spelled_out=spelled_out)
+    rules = extract_pico_rules(
+        question, vocabulary=vocabulary, spelled_out=spelled_out, spelled_phrases=spelled_phrases
+    )
     if llm_json is None:
         return rules
     try:

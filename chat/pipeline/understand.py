@@ -52,7 +52,11 @@ def understand(run: AnswerRun) -> TraceStep:
     run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(
-        run.question, vocabulary=vocabulary, llm_json=llm_json, spelled_out=lexicon.spelled_out(run.question)
+        run.question,
+        vocabulary=vocabulary,
+        llm_json=llm_json,
+        spelled_out=lexicon.spelled_out(run.question),
+        spelled_phrases=lexicon.spelled_phrases(run.question),
     )
     run.sub_queries = decompose_question(run.question, pico=pico, vocabulary=vocabulary, llm_json=llm_json)
     run.context = result_context(run.question)

@@ -258,3 +258,13 @@ def test_colon_cancer_written_by_its_site_in_shorthand_is_colon_cancer(library):
     )
     assert not result.abstained
     assert result.answer.split("\n")[0].startswith("**Bottom line:** **DYNAMIC")
+
+
+def test_an_ulcer_bleed_written_in_shorthand_finds_the_gi_bleeding_guideline(library):
+    # "bleeding DU" was read as bleeding in general, and the question abstained.
+    result = answer_question(
+        question="cardiac ASA stopped for bleeding DU, clipped today - when to restart it?",
+        settings=answer_settings(live_search=False),
+    )
+    first = result.answer.split("\n")[0]
+    assert not result.abstained and "same day" in first and "haemostasis" in first

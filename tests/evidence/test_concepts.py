@@ -226,3 +226,26 @@ def test_neighbouring_words_of_the_question_are_named_together(question, words, 
 
     topics = [Concept(word, TOPIC, ((word.lower(),),)) for word in words]
     assert [c.label for c in joined_phrases(question, topics)] == joined
+
+
+def test_a_condition_named_by_a_word_and_shorthand_together_is_found(seeded):
+    # "bleeding DU" is a bleeding duodenal ulcer, a GI bleed; neither "bleeding" nor "DU" alone says so.
+    vocabulary, lexicon = seeded
+    question = "cardiac ASA stopped for bleeding DU, clipped today - when to restart it?"
+    phrases = lexicon.spelled_phrases(question)
+    assert any(
+        phrase[start:end] == "duodenal ulcer" and "bleeding duodenal ulcer" in phrase for phrase, start, end in phrases
+    )
+    pico = extract_pico(
+        question, vocabulary=vocabulary, spelled_out=lexicon.spelled_out(question), spelled_phrases=phrases
+    )
+    assert "gi_bleed" in pico.disease_tags
+    # A tag of the neighbouring words alone is not added again: an outcome stays an outcome.
+    outcome = "Does apixaban reduce stroke and major bleeding in AF?"
+    read = extract_pico(
+        outcome,
+        vocabulary=vocabulary,
+        spelled_out=lexicon.spelled_out(outcome),
+        spelled_phrases=lexicon.spelled_phrases(outcome),
+    )
+    assert "bleeding" not in read.disease_tags
