@@ -213,13 +213,6 @@ def score_claim(
     return ScoredClaim(claim, source_text, candidates, read_by_model=model is not None)
 
 
-def _read_all(candidates: Sequence[Candidate]) -> None:
-    """Read the model's probabilities for every unit still unread, in one batch."""
-    readers = {id(c.reader): c.reader for c in candidates if c.reader is not None and c.given is None}
-    for reader in readers.values():
-        reader.read([c.index for c in candidates if c.reader is reader])
-
-
 def decide(
     scored: ScoredClaim,
     *,
@@ -279,7 +272,6 @@ def decide(
             )
     # Not supported: contradicted where the model reads an on-topic unit as saying the opposite, unless claim
     # and unit plainly state the same direction (the model misreads comparisons: "lower in A than B" for "A reduced").
-    _read_all(candidates)
     on_topic = [c for c in candidates if c.similarity >= SUPPORT_SIMILARITY_FLOOR]
     against = max(on_topic, key=lambda c: c.probabilities[1], default=None)
     if (

@@ -128,10 +128,10 @@ class ClaimVerifierModel:
 
 
 class UnitReader:
-    """The verifier model's reading of one claim's candidate units, asked for when a verdict needs it.
+    """The verifier model's reading of one claim's candidate units, made when a verdict first needs a unit.
 
-    A claim the closest unit supports costs one read of the model; a claim nothing supports is read over all its
-    units in one batch. Readings are kept, so deciding again (other thresholds) reads nothing twice.
+    A claim its closest unit supports costs one read of the model; a claim nothing supports has every unit read.
+    Readings are kept, so deciding again (other thresholds) reads nothing twice.
     """
 
     def __init__(self, model: ClaimVerifierModel, claim: str, texts: Sequence[str]) -> None:
@@ -139,17 +139,12 @@ class UnitReader:
         self.rows: dict[int, tuple[float, float, float]] = {}
         self.lock = threading.Lock()
 
-    def read(self, indices: Sequence[int]) -> None:
-        with self.lock:
-            unread = [i for i in dict.fromkeys(indices) if i not in self.rows]
-            if unread:
-                rows = self.model.probabilities(self.claim, [self.texts[i] for i in unread])
-                for i, p in zip(unread, rows, strict=True):
-                    self.rows[i] = (float(p[0]), float(p[1]), float(p[2]))
-
     def row(self, index: int) -> tuple[float, float, float]:
-        self.read([index])
-        return self.rows[index]
+        with self.lock:
+            if index not in self.rows:
+                p = self.model.probabilities(self.claim, [self.texts[index]])[0]
+                self.rows[index] = (float(p[0]), float(p[1]), float(p[2]))
+            return self.rows[index]
 
 
 _MODELS: dict[Path, ClaimVerifierModel] = {}
