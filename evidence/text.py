@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
+import threading
+from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
+from evidence import injection, injection_classifier
 from evidence.injection import is_instruction, is_role_marker
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
@@ -48,8 +54,10 @@ def tokens(text: str) -> list[str]:
     return [token.lower() for token in _TOKEN.findall(text)]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Return a crude stem: common English suffixes removed, keeping at least four characters."""
+    # Cached: judging an answer's candidates stems every word of their abstracts, mostly the same words.
     word = word.lower()
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
@@ -153,13 +161,21 @@ def instruction_sentences(text: str) -> list[str]:
     ]
 
 
-@lru_cache(maxsize=8192)
 def without_instructions(text: str) -> str:
     """Return `text` without the sentences that give instructions to a language model, lines kept.
 
     A stored abstract, a library field, a trial record or a tool result that carries such a sentence is
     data; the sentence is dropped so that neither the reader, the model nor the support check sees it.
+    A text the store screened under the current `screening_version` and found free of them
+    (`remember_screened`) is returned as it is without being read again.
     """
+    if text in _SCREENED_FREE:
+        return text
+    return _without_instructions(text)
+
+
+@lru_cache(maxsize=8192)
+def _without_instructions(text: str) -> str:
     if not text:
         return text
     lines = []
@@ -172,6 +188,42 @@ def without_instructions(text: str) -> str:
         elif kept:
             lines.append(label + " ".join(kept))
     return "\n".join(lines)
+
+
+@lru_cache(maxsize=1)
+def screening_version() -> str:
+    """Return a fingerprint of everything `without_instructions` depends on: this module (sentence splitting),
+    the detector's rules and code, and its trained weights. A text screened under another version is read again."""
+    digest = hashlib.sha256()
+    modules = (sys.modules[__name__], injection, injection_classifier)
+    model = injection_classifier.MODEL_DIR
+    for path in (*(Path(str(module.__file__)) for module in modules), model / "weights.npz", model / "metadata.json"):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def screened_version(*texts: str) -> str:
+    """Return `screening_version()` when every one of `texts` is free of instructions, else "" (what the
+    store records on a chunk, so that answers need not screen it again)."""
+    return screening_version() if all(_without_instructions(text) == text for text in texts) else ""
+
+
+# Texts the store screened under the current version and found free of instructions (a bounded memo,
+# filled from stored chunks as they are read: screening every retrieved chunk again was a fifth of an answer).
+_SCREENED_FREE: dict[str, None] = {}
+_SCREENED_FREE_SIZE = 16384
+_screened_lock = threading.Lock()
+
+
+def remember_screened(texts: Iterable[str], version: str) -> None:
+    """Record `texts` as free of instructions when `version` is the current `screening_version()`."""
+    if version != screening_version():
+        return
+    with _screened_lock:
+        for text in texts:
+            if len(_SCREENED_FREE) >= _SCREENED_FREE_SIZE:
+                del _SCREENED_FREE[next(iter(_SCREENED_FREE))]
+            _SCREENED_FREE[text] = None
 
 
 # The shapes of drug names (INN stems) and of intervention nouns, for questions whose intervention

@@ -53,8 +53,7 @@ class Abstract(models.Model):
         help_text='Retraction, erratum and expression-of-concern links: [{"type", "pmid", "source", "note"}].',
     )
     is_retracted = models.BooleanField(
-        "retracted", default=False, help_text="PubMed marks it retracted; it never supports an answer."
-    )
+        "retracted", default=False, help_text="PubMed marks it retracted; it never supports an answer.")
     has_expression_of_concern = models.BooleanField("expression of concern", default=False)
     has_instructions = models.BooleanField(
         "instructions to an AI", default=False,
@@ -133,6 +132,8 @@ class AbstractChunk(models.Model):
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=300, blank=True)
     embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
+    instructions_screened_by = models.CharField(max_length=32, blank=True, default="", help_text=(
+        "The screening (evidence.text.screening_version) that found title and text free of instructions to an AI."))
     search_vector = models.GeneratedField(
         expression=SearchVector("title", weight="A", config="english")
         + SearchVector("text", weight="B", config="english"),

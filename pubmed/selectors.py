@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
+from evidence.text import remember_screened
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 from pubmed.vectors import vector_literal
@@ -139,11 +140,15 @@ def chunks_stored() -> bool:
 
 
 def chunks_of(*, pmids: Sequence[str]) -> dict[str, list[AbstractChunk]]:
-    """Return each abstract's stored chunks (ordinal, section and text), in order, by PMID."""
+    """Return each abstract's stored chunks (ordinal, section and text), in order, by PMID.
+
+    A chunk the store screened and found free of instructions is remembered as such (`remember_screened`).
+    """
     found: dict[str, list[AbstractChunk]] = {}
     for chunk in AbstractChunk.objects.filter(abstract_id__in=list(pmids)).only(
-        "abstract_id", "ordinal", "section", "text"
+        "abstract_id", "ordinal", "section", "title", "text", "instructions_screened_by"
     ).order_by("abstract_id", "ordinal"):
+        remember_screened((chunk.title, chunk.text), chunk.instructions_screened_by)
         found.setdefault(chunk.abstract_id, []).append(chunk)
     return found
 

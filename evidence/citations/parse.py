@@ -119,6 +119,8 @@ def _folded(text: str) -> tuple[str, list[int]]:
     Folding character by character keeps offsets into the original, so only the identifiers found
     are rewritten and the rest of the answer keeps its own characters ("m²" stays "m²").
     """
+    if text.isascii():  # nothing to fold: every character above is outside ASCII
+        return text, list(range(len(text)))
     folded: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):

@@ -90,9 +90,24 @@ def _acronym_like(token: str) -> bool:
     return False
 
 
-def _known_patterns(known_names: Iterable[str]) -> list[tuple[re.Pattern[str], str]]:
+@dataclass(frozen=True)
+class _KnownName:
+    pattern: re.Pattern[str]
+    name: str
+    key: str  # the name's longest word, lower-cased: a text without it cannot mention the name
+
+
+def _known_patterns(known_names: Iterable[str]) -> tuple[_KnownName, ...]:
+    return _known_patterns_of(tuple(known_names))
+
+
+@lru_cache(maxsize=64)
+def _known_patterns_of(known_names: tuple[str, ...]) -> tuple[_KnownName, ...]:
+    # Cached: a claim checker screens every sentence of an answer against the same library names.
     names = [name for name in dict.fromkeys(n.strip() for n in known_names) if len(name) >= 3]
-    return [(_name_pattern(name), name) for name in names]
+    return tuple(
+        _KnownName(_name_pattern(name), name, max(re.split(r"[\s-]+", name), key=len).lower()) for name in names
+    )
 
 
 @lru_cache(maxsize=8192)
@@ -107,8 +122,10 @@ def _name_pattern(name: str) -> re.Pattern[str]:
 def study_names(text: str, known_names: Iterable[str] = ()) -> list[NameMention]:
     """Return the study and trial names mentioned in `text`, in order, overlapping mentions merged."""
     found: list[NameMention] = []
-    for pattern, _name in _known_patterns(known_names):
-        found.extend(NameMention(match.group(0), *match.span(), "known") for match in pattern.finditer(text))
+    lowered = text.lower()
+    for known in _known_patterns(known_names):
+        if known.key in lowered:  # a regular expression per library name and sentence was most of the screen's cost
+            found.extend(NameMention(match.group(0), *match.span(), "known") for match in known.pattern.finditer(text))
     for match in _TOKEN.finditer(text):
         if _acronym_like(match.group(0)):
             found.append(NameMention(match.group(0), *match.span(), "acronym"))
@@ -135,4 +152,4 @@ def study_names(text: str, known_names: Iterable[str] = ()) -> list[NameMention]
 def name_in_text(name: str, text: str) -> bool:
     """Return True if `text` mentions the study `name` (hyphens and spaces interchangeable; case kept for acronyms)."""
     core = re.sub(rf"\s+{_STUDY_NOUN}$", "", name, flags=re.IGNORECASE)
-    return any(pattern.search(text) for pattern, _ in _known_patterns([core]))
+    return any(known.pattern.search(text) for known in _known_patterns([core]))

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
@@ -58,10 +58,17 @@ _STOPWORDS = frozenset(
 )
 
 
-def _terms(text: str) -> list[str]:
+_ENDING = re.compile(r"(?:ies|es|s|ing|ed)$")
+
+
+@lru_cache(maxsize=32768)
+def _light_stem(word: str) -> str:
     # A light stem (plural/-ing/-ed) so "statins" matches "statin" without a stemmer dependency.
-    words = [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS and len(word) > 1]
-    return [re.sub(r"(?:ies|es|s|ing|ed)$", "", word) if len(word) > 4 else word for word in words]
+    return _ENDING.sub("", word) if len(word) > 4 else word
+
+
+def _terms(text: str) -> list[str]:
+    return [_light_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS and len(word) > 1]
 
 
 def lexical_rerank(*, query: str, hits: Sequence[ChunkHit], k: int) -> list[ChunkHit]:

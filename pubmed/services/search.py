@@ -21,6 +21,7 @@ from itertools import combinations
 import numpy as np
 from django.db import connection, transaction
 
+from evidence.text import remember_screened
 from pubmed.embeddings import embed_cached, get_embedder
 from pubmed.services.rerank import rerank_hits
 from pubmed.vectors import vector_literal
@@ -301,7 +302,7 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         cursor.execute(
             "SELECT c.id, c.ordinal, c.section, c.text, a.pmid, a.title, a.journal, a.year, a.authors, a.doi, "
             "a.pmcid, a.publication_types, a.mesh_terms, a.is_retracted, a.has_expression_of_concern, "
-            "a.evidence_level, a.evidence_level_inferred "
+            "a.evidence_level, a.evidence_level_inferred, c.instructions_screened_by "
             "FROM pubmed_abstractchunk c JOIN pubmed_abstract a ON a.pmid = c.abstract_id WHERE c.id = ANY(%s)",
             [ids],
         )
@@ -312,7 +313,8 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         if row is None:  # deleted between ranking and loading
             continue
         _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh, *flags = row
-        retracted, concern, level, inferred = flags
+        retracted, concern, level, inferred, screened_by = flags
+        remember_screened((title, text), screened_by)  # screened when stored: answers need not read it again
         hits.append(
             ChunkHit(
                 pmid=pmid,
