@@ -1,7 +1,9 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from evidence.models import ResultContext
-from evidence.selectors import studies_for_tags, study_search, verified_references_block
+from evidence.models import Finding, ResultContext
+from evidence.selectors import library_studies, studies_for_tags, study_search, verified_references_block
 from tests.evidence.factories import StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +69,29 @@ def test_search_matches_name_alias_identifiers_and_words(query):
     )
     StudyFactory(study_name="OTHER", title="Something unrelated about kidneys")
     assert [s.study_name for s in study_search(text=query)] == ["DYNAMIC"]
+
+
+def _library() -> dict[str, list[str]]:
+    return {study.study_name: [finding.statement for finding in study.findings.all()] for study in library_studies()}
+
+
+def test_the_library_is_loaded_again_only_when_a_study_or_finding_changes():
+    kept = StudyFactory(study_name="KEPT")
+    finding = Finding.objects.create(study=kept, statement="Mortality fell.", source_url="https://example.org/a")
+    assert _library() == {"KEPT": ["Mortality fell."]}
+    with CaptureQueriesContext(connection) as queries:
+        assert _library() == {"KEPT": ["Mortality fell."]}
+    assert len(queries) == 1  # the stamp only: the studies and their findings were not loaded again
+
+    finding.statement = "Mortality fell by a third."
+    finding.save()
+    assert _library() == {"KEPT": ["Mortality fell by a third."]}
+    added = StudyFactory(study_name="ADDED")
+    assert set(_library()) == {"KEPT", "ADDED"}
+    kept.study_name = "RENAMED"
+    kept.save()
+    assert set(_library()) == {"RENAMED", "ADDED"}
+    added.delete()
+    assert _library() == {"RENAMED": ["Mortality fell by a third."]}
+    finding.delete()
+    assert _library() == {"RENAMED": []}
