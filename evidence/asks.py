@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex
+from evidence.text import split_sentences
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -37,7 +38,8 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "duration": (
         re.compile(
-            r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months)\b|\blength of (?:treatment|therapy)\b",
+            r"\bhow (?:long|short)\b|\bduration\b|\bhow many (?:days|weeks|months)\b"
+            r"|\blength of (?:treatment|therapy)\b",
             re.IGNORECASE,
         ),
         re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
@@ -93,9 +95,20 @@ def states_time_point(point: tuple[int, str], sentence: str) -> bool:
     return bool(re.search(pattern, sentence, re.IGNORECASE))
 
 
+def asking_part(question: str) -> str:
+    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
+
+    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
+    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
+    """
+    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
+    return " ".join(asking) if asking else question
+
+
 def asked_for(question: str) -> list[str]:
-    """Return what the question asks for among drug, dose, duration, timing and threshold."""
-    return [kind for kind, (asks, _) in ASKS.items() if asks.search(question)]
+    """Return what the question's asking sentences ask for among drug, dose, duration, timing and threshold."""
+    asked = asking_part(question)
+    return [kind for kind, (asks, _) in ASKS.items() if asks.search(asked)]
 
 
 def states(kind: str, sentence: str) -> bool:

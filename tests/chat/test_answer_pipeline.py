@@ -268,3 +268,17 @@ def test_an_ulcer_bleed_written_in_shorthand_finds_the_gi_bleeding_guideline(lib
     )
     first = result.answer.split("\n")[0]
     assert not result.abstained and "same day" in first and "haemostasis" in first
+
+
+def test_a_case_that_tells_the_patients_doses_is_not_answered_as_a_question_about_dose(library):
+    # The story names doses and laboratory units (mg, mg/dL, mg/g); the question asks which agent. It used to
+    # open with "The cited evidence does not state a dose".
+    question = (
+        "72F with AF found on a pre-op ECG, CHA2DS2-VASc 4, started on warfarin 5 mg daily last month with labile "
+        "INRs. Creatinine 1.3 mg/dL, eGFR 49, urine ACR 35 mg/g, on metformin 1000 mg twice daily. "
+        "Would a switch away from warfarin be better for her, and which agent?"
+    )
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    first = result.answer.split("\n")[0]
+    assert "does not state a dose" not in result.answer
+    assert "DOAC" in first or "NOAC" in first, first

@@ -32,3 +32,27 @@ def test_a_follow_up_time_is_read_and_found_in_any_of_its_wordings() -> None:
     assert states_time_point(five, "at 60 months, 12 patients had recurred")
     assert not states_time_point(five, "2-year recurrence-free survival was 93.5%")
     assert not states_time_point(five, "at 15 years, 40% had recurred")
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        # The story's doses and laboratory units are the patient's details; the last sentence asks.
+        (
+            "79F after NSTEMI with a DES yesterday, on aspirin 75 mg and ticagrelor, eGFR 28. "
+            "Given her bleeding risk, how short can DAPT reasonably be? Her GP wants a clear plan.",
+            ["duration"],
+        ),
+        (
+            "69M with AF on warfarin, creatinine 1.4 mg/dL, urine ACR 40 mg/g. "
+            "Should he switch to a DOAC, and which agent do the guidelines prefer?",
+            ["drug"],
+        ),
+        # Without a question mark the whole text is what was asked; one sentence asking two things asks both.
+        ("apixaban 2.5 mg or 5 mg in a dialysis patient", ["dose"]),
+        ("AF + CKD4 (eGFR 22), 78F - DOAC or warfarin? apixaban dose?", ["dose"]),
+        ("dose and for how long?", ["dose", "duration"]),
+    ],
+)
+def test_what_a_case_asks_is_read_from_its_asking_sentences(question, asks):
+    assert asked_for(question) == asks
