@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
+from evidence import durations
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
 from evidence.injection import addresses_reader
@@ -198,6 +199,7 @@ def _candidates(
     concepts: Sequence[Concept],
     decisions: frozenset[str] = frozenset(),
     kidney: Range | None = None,
+    duration: durations.Range | None = None,
 ) -> list[Candidate]:
     rank: dict[str, int] = {}
     for source in sources:
@@ -231,6 +233,11 @@ def _candidates(
                 continue
             if fit:
                 score += KIDNEY_FIT
+            # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
+            # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context.
+            lasted = durations.fits(duration, sentence)
+            if lasted is not None:
+                score += KIDNEY_FIT if lasted else -KIDNEY_FIT
             found.append(
                 Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
             )
@@ -321,6 +328,7 @@ def compose_answer(
         concepts=concepts,
         decisions=_decisions(concepts, asks),
         kidney=question_range(question),
+        duration=durations.question_duration(question),
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE

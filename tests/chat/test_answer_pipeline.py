@@ -282,3 +282,15 @@ def test_a_case_that_tells_the_patients_doses_is_not_answered_as_a_question_abou
     first = result.answer.split("\n")[0]
     assert "does not state a dose" not in result.answer
     assert "DOAC" in first or "NOAC" in first, first
+
+
+@pytest.mark.parametrize(
+    ("question", "lead"),
+    [
+        ("loop recorder AHRE, each lasting about 2 min, CHA2DS2-VASc 3 - start OAC?", "shorter than 5 minutes"),
+        ("device-detected AHRE, longest lasting 6 hours, CHA2DS2-VASc 4 - anticoagulate?", "5 minutes to 24 hours"),
+    ],
+)
+def test_the_recommendation_stated_for_the_patients_episode_duration_leads(library, question, lead):
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    assert lead in result.answer.split("\n")[0], result.answer
