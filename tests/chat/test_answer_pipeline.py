@@ -294,3 +294,14 @@ def test_a_case_that_tells_the_patients_doses_is_not_answered_as_a_question_abou
 def test_the_recommendation_stated_for_the_patients_episode_duration_leads(library, question, lead):
     result = answer_question(question=question, settings=answer_settings(live_search=False))
     assert lead in result.answer.split("\n")[0], result.answer
+
+
+def test_a_question_naming_the_guideline_body_and_a_polypectomy_is_answered_from_that_guideline(library):
+    # "Polypectomy" is endoscopy, and "BSG/ESGE" names the 2021 guideline; the answer used to abstain.
+    result = answer_question(
+        question="on rivaroxaban for AF, polypectomy next week - what does BSG/ESGE say about stopping it?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert "34362780" in {reference["pmid"] for reference in result.references}
+    assert "polypectomy counts as a high-risk procedure" in result.answer.split("\n")[0]
