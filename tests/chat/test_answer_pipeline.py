@@ -305,3 +305,14 @@ def test_a_question_naming_the_guideline_body_and_a_polypectomy_is_answered_from
     assert not result.abstained
     assert "34362780" in {reference["pmid"] for reference in result.references}
     assert "polypectomy counts as a high-risk procedure" in result.answer.split("\n")[0]
+
+
+def test_a_negative_ctdna_question_in_lung_adenocarcinoma_is_answered_from_tracerx(library):
+    # "adeno" is adenocarcinoma; TRACERx reports ctDNA-negative patients too, so a negative-result question finds it
+    # (it was filed under serial monitoring only, and the question abstained).
+    result = answer_question(
+        question="resected lung adeno, ctDNA undetectable after surgery - can we stop worrying about relapse?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert "37055640" in {reference["pmid"] for reference in result.references}
