@@ -79,6 +79,11 @@ class Concept:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
 
 
+def _scaffolding(forms: Sequence[tuple[str, ...]]) -> bool:
+    """Return True for shorthand that can stand for scaffolding ("s/p" is "after", "pts" "patients"): no topic."""
+    return any(form and set(form) <= _GENERIC_STEMS for form in forms)
+
+
 def question_concepts(
     question: str,
     *,
@@ -135,7 +140,7 @@ def question_concepts(
         exact = lexicon.exact.get(written)
         if exact is not None and not any(s <= start < e for s, e in taken):
             taken.append((start, end))
-            if not set(exact) & tagged - {form_of(written)}:
+            if not set(exact) & tagged - {form_of(written)} and not _scaffolding(exact):
                 concepts.append(Concept(written, TOPIC, exact, 1.0))
     surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
     words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
@@ -148,7 +153,8 @@ def question_concepts(
         # Two-word lay terms first ("heart attack", "blood thinners").
         pair = form_of(f"{word} {words[index + 1][0]}") if index + 1 < len(words) else ()
         if len(pair) == 2 and pair in lexicon.entries:
-            surface.append((f"{word} {words[index + 1][0]}", lexicon.expand(pair)))
+            if not _scaffolding(lexicon.expand(pair)):
+                surface.append((f"{word} {words[index + 1][0]}", lexicon.expand(pair)))
             index += 2
             continue
         index += 1

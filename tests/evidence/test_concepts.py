@@ -249,3 +249,10 @@ def test_a_condition_named_by_a_word_and_shorthand_together_is_found(seeded):
         spelled_phrases=lexicon.spelled_phrases(outcome),
     )
     assert "bleeding" not in read.disease_tags
+
+
+@pytest.mark.parametrize("question", ["apixaban s/p clipped duodenal ulcer - when?", "pts s/p lobectomy, ctDNA neg?"])
+def test_shorthand_that_stands_for_scaffolding_is_never_a_topic(seeded, question):
+    # "s/p" is "status post" or "after", "pts" patients: an answer must never list them as not covered.
+    labels = [concept.label for concept in concepts_of(question, seeded)]
+    assert labels and not {"s p", "s/p", "pts"} & set(labels), labels
