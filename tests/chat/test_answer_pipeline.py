@@ -316,3 +316,15 @@ def test_a_negative_ctdna_question_in_lung_adenocarcinoma_is_answered_from_trace
     )
     assert not result.abstained
     assert "37055640" in {reference["pmid"] for reference in result.references}
+
+
+def test_a_shorthand_hfref_question_is_answered_from_the_heart_failure_guideline(library):
+    # "EF" is ejection fraction and "BB" a beta-blocker; unread, they diluted the question until the HF guideline
+    # fell under the admission floor (0.58 < 0.60) and the answer abstained naming "EF, BB".
+    result = answer_question(
+        question="LVEF 30% HFrEF, already on BB and ARNI - should an SGLT2i be added?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert "35363499" in {reference["pmid"] for reference in result.references}
+    assert "SGLT2 inhibitor is recommended" in result.answer.split("\n")[0]
