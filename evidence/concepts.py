@@ -47,7 +47,7 @@ _GENERIC_TEXT = """
     month months year years old age aged patient patients pts yo versus compared comparison level levels
     evidence study studies trial trials data effect effects factor factors related relation relationship
     increase increased decrease decreased reduce reduced lower higher high low rate rates use used using
-    receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer
+    receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer add adding
     line better best worse prevent prevents preventing
     enough sufficient sufficiently feasible accurate accurately reliable reliably
     realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
@@ -197,6 +197,12 @@ def question_concepts(
 LONG_QUESTION_WORDS = 15
 
 
+def _graded(question: str, label: str) -> bool:
+    if re.fullmatch(r"[IVX]{1,4}", label):
+        return True  # a bare Roman numeral is the class or stage of something, never a topic of its own
+    return bool(re.search(rf"(?<![\w-]){re.escape(label)}\s+(?:[IV]{{1,4}}|[0-5])[ab]?(?![\w-])", question))
+
+
 def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool = True) -> list[Concept]:
     """Return the parts of the question an answer can be missing.
 
@@ -205,6 +211,8 @@ def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool
     an answer's sources, admitted for the condition and decision, may still miss what the clinician wrote in
     curated shorthand ("PsA", "CF"); an abstention may miss any of its words ("gout", "colchicine").
     """
+    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part.
+    concepts = [c for c in concepts if c.role != TOPIC or not _graded(question, c.label)]
     if not any(concept.role == CONDITION for concept in concepts):
         return list(concepts)
     case = len(question.split()) >= CASE_WORDS

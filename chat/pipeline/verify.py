@@ -3,6 +3,8 @@ or the library (else removed and logged); repair when the writer cited nothing; 
 
 from __future__ import annotations
 
+import re
+
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers, asked_for
@@ -139,8 +141,13 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     topics = [c.label for c in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
     missing = [c.label for c in unaddressed if c.role != TOPIC]
-    # The rarest words first ("MTX" before "add"); shorthand with its meaning ("MS (mitral stenosis)").
-    joined = joined_phrases(run.question, [c for c in unaddressed if c.role == TOPIC])
+    # The rarest words first ("MTX" before "add"); shorthand with its meaning ("MS (mitral stenosis)"). A word no
+    # source covers is named with the words it is written with: "mechanical mitral valve", not "mitral".
+    uncovered = [c.label.lower() for c in unaddressed if c.role == TOPIC]
+    joined = [
+        phrase for phrase in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])
+        if any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", phrase.label.lower()) for word in uncovered)
+    ]
     missing += [_spelled(run, c.label) for c in sorted(joined, key=lambda c: -c.weight)]
     topic = _listed((missing or named)[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)

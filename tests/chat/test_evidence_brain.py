@@ -209,3 +209,19 @@ def test_an_abstention_spells_out_the_shorthand_it_names_in_the_sense_read(libra
     result = answer_question(question="severe MS, valvuloplasty or surgery?")
     assert result.abstained
     assert "MS (mitral stenosis)" in result.answer.split(".")[0]
+
+
+def test_an_abstention_names_the_uncovered_word_with_the_words_it_is_written_with(library, eutils):
+    # The library's AF guidelines mention mechanical valves; none addresses a mechanical mitral valve. The reason
+    # used to read "Nothing stored here addresses mitral".
+    result = answer_question(question="warfarin vs DOAC in mechanical mitral valve?")
+    assert result.abstained
+    assert "mechanical mitral valve" in result.answer.split(".")[0], result.answer
+
+
+def test_an_abstention_never_names_the_patients_class_or_a_way_of_asking(library, eutils):
+    # "FC III" is the patient's functional class and "add" how the question asks; neither is what is missing.
+    result = answer_question(question="PAH on triple tx, still FC III - add sotatercept?")
+    assert result.abstained
+    reason = result.answer.split(".")[0]
+    assert "sotatercept" in reason and "FC" not in reason and "add" not in reason.split(), reason
