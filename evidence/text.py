@@ -49,6 +49,15 @@ _STOPWORDS_TEXT = """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
+# Roman numerals as written for stages, phases, grades and classes ("stage III", "phase IV", "FC II").
+ROMAN_NUMERALS = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6}
+
+
+def roman_value(word: str) -> int | None:
+    """Return the value of a Roman numeral from I to VI in either case, or None for any other word."""
+    return ROMAN_NUMERALS.get(word.lower())
+
+
 def tokens(text: str) -> list[str]:
     """Return the lower-cased alphanumeric tokens of `text` (hyphenated words split)."""
     return [token.lower() for token in _TOKEN.findall(text)]

@@ -19,7 +19,7 @@ import jsonschema
 import structlog
 
 from research.registries import PayloadType
-from trials.constants import PHASES, SEARCHABLE_STATUSES
+from trials.constants import SEARCHABLE_STATUSES, phase_code
 
 logger = structlog.get_logger(__name__)
 
@@ -27,7 +27,6 @@ EXCERPT_CHARS = 120
 _FENCE_OPEN_AFTER = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?")
 _FENCE_OPEN_BEFORE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n[ \t]*$")
 _FENCE_CLOSE = re.compile(r"[ \t]*\n?[ \t]*```[ \t]*")
-_ROMAN = {"IV": "4", "III": "3", "II": "2", "I": "1"}
 _DECODER = json.JSONDecoder()
 
 
@@ -70,9 +69,7 @@ def normalize_phase(value: str) -> str:
     match = re.fullmatch(r"(?:PHASE|PH)?(IV|III|II|I|[0-4])", compact)
     if not match:
         return value
-    number = _ROMAN.get(match.group(1), match.group(1))
-    phase = f"EARLY_PHASE{number}" if early else f"PHASE{number}"
-    return phase if phase in PHASES else value
+    return phase_code(match.group(1), early=early) or value
 
 
 def normalize_status(value: str) -> str:

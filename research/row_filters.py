@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from research.context import PageContext, PageItem, facet_counts
 from research.rules.pubmed_query import PUBLICATION_TYPES
-from trials.constants import PHASES, SEARCHABLE_STATUSES
+from trials.constants import PHASES, SEARCHABLE_STATUSES, phase_code
 
 if TYPE_CHECKING:
     from research.models import AIColumnResult
@@ -26,7 +26,6 @@ FACET_FIELDS = {
     "year": "a year",
 }
 _PHASE_MENTION = re.compile(r"\b(early\s+)?phase\s*(iv|iii|ii|i|[1-4])\b", re.IGNORECASE)
-_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
 
 
 @dataclass(frozen=True)
@@ -65,9 +64,8 @@ def facet_filters(question: str, context: PageContext) -> tuple[list[RowFilter],
                 chosen.append(value)
         if facet == "phase":
             for match in _PHASE_MENTION.finditer(question):
-                number = _ROMAN.get(match.group(2).lower(), match.group(2))
-                key = f"EARLY_PHASE{number}" if match.group(1) else f"PHASE{number}"
-                if key in PHASES and PHASES[key] not in chosen and free(match.span()):
+                key = phase_code(match.group(2), early=bool(match.group(1)))
+                if key is not None and PHASES[key] not in chosen and free(match.span()):
                     taken.append(match.span())
                     chosen.append(PHASES[key])
         if facet == "type":

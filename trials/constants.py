@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from evidence.text import roman_value
+
 # designModule.phases values, in the order a clinician reads them.
 PHASES: dict[str, str] = {
     "EARLY_PHASE1": "Early phase 1",
@@ -59,3 +61,13 @@ def status_label(status: str) -> str:
 PAGE_TOKEN_PATTERN = r"^[A-Za-z0-9_\-=+/.~]{1,512}$"
 PAGE_TOKEN_MESSAGE = "page_token must be the next_page_token of a previous search, unchanged."
 NO_CRITERIA_MESSAGE = "Give at least one of condition, intervention, sponsor, q, phase or status."
+
+
+def phase_code(number: str, *, early: bool = False) -> str | None:
+    """Return the ClinicalTrials.gov phase for a phase number written as a digit or a Roman numeral ("3", "III",
+    "iii": "PHASE3"; early "1": "EARLY_PHASE1"), or None when there is no such phase. Only phase 1 has an early
+    form, so "early phase 2" is phase 2."""
+    value = roman_value(number)
+    digit = str(value) if value is not None else number
+    code = f"EARLY_PHASE{digit}" if early and digit == "1" else f"PHASE{digit}"
+    return code if code in PHASES else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evidence.text import roman_value
+
 _WORDS = {
     "two": 2,
     "three": 3,
@@ -42,7 +44,6 @@ _WORDS = {
     "fourfold": 4,
     "tenfold": 10,
 }
-_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6}
 
 # Digits glued to letters belong to names, genes and codes (HER2, IMpower010, MERMAID-1, COVID-19):
 # they are identifiers, not quantities.
@@ -93,8 +94,8 @@ def numbers_in(text: str) -> list[Number]:
         value = float(_WORDS[match.group("word").lower()])
         found.append(Number(match.group(0), value, bool(match.group("percent")), *match.span()))
     for match in _ROMAN_NUMBER.finditer(text):
-        value = float(_ROMAN[match.group("roman").lower()])
-        found.append(Number(match.group(0), value, False, *match.span("roman")))
+        if (roman := roman_value(match.group("roman"))) is not None:
+            found.append(Number(match.group(0), float(roman), False, *match.span("roman")))
     return sorted(found, key=lambda number: number.start)
 
 

@@ -111,7 +111,6 @@ ASKS_FOR_SEARCH = re.compile(
     r"quer(?:y|ies)|show\s+me)\b",
     re.IGNORECASE,
 )
-ROMAN_NUMERALS = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
 
 
 @dataclass

@@ -14,8 +14,8 @@ import re
 from evidence.text import STOPWORDS, is_intervention
 from evidence.vocabulary import DISEASE, Vocabulary
 from research.rules.pubmed_query import GENERIC_DECISION_WORDS
-from research.rules.request import ASKS_FOR_SEARCH, REQUEST_WORDS, ROMAN_NUMERALS, RequestText, free_terms
-from trials.constants import PHASES, SEARCHABLE_STATUSES
+from research.rules.request import ASKS_FOR_SEARCH, REQUEST_WORDS, RequestText, free_terms
+from trials.constants import PHASES, SEARCHABLE_STATUSES, phase_code
 
 _PHASE_WORD = r"(?:[1-4]|iv|iii|ii|i)"
 _PHASES = re.compile(
@@ -48,9 +48,8 @@ def _phase_values(match: re.Match[str]) -> list[str]:
     words = [match.group(2), *re.findall(_PHASE_WORD, match.group(3) or "", re.IGNORECASE)]
     values = []
     for word in words:
-        number = ROMAN_NUMERALS.get(word.lower(), word)
-        value = f"EARLY_PHASE{number}" if early and number == "1" else f"PHASE{number}"
-        if value in PHASES and value not in values:
+        value = phase_code(word, early=early)
+        if value is not None and value not in values:
             values.append(value)
     return values
 

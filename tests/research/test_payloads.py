@@ -125,6 +125,9 @@ def test_a_phase_outside_the_registry_enum_is_dropped(phase, before) -> None:
         ("N/A", "NA"),
         ("Phase 4", "PHASE4"),
         ("Phase 5", "Phase 5"),
+        ("Phase IV", "PHASE4"),
+        # Only phase 1 has an early form: an "early phase 2" trial is registered as phase 2.
+        ("Early phase 2", "PHASE2"),
     ],
 )
 def test_phase_spellings_are_normalised(written: str, expected: str) -> None:
