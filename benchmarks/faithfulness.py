@@ -172,7 +172,7 @@ def _rates(cases: list[Case], accepted: list[bool]) -> tuple[float, float]:
 
 def _cite_each(text: str, marker: str) -> str:
     """Return `text` with `marker` before the full stop of each sentence, as a model citing every sentence writes."""
-    from evidence.text import split_sentences
+    from evidence.sentences import split_sentences
 
     return " ".join(re.sub(r"([.!?]?)$", lambda m: f" {marker}{m.group(1)}", s, count=1) for s in split_sentences(text))
 

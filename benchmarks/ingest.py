@@ -460,7 +460,7 @@ def main() -> None:
                 f"(target ≥ -1.0: {'PASS' if loss <= 1.0 else 'FAIL'})"
             )
 
-    from evidence.text import split_sentences
+    from evidence.sentences import split_sentences
 
     sentences = [s for r in records for s in split_sentences(r.abstract.replace("\n\n", " ")) if len(s) > 30]
     probe = questions[: args.queries]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {

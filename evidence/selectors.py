@@ -10,7 +10,7 @@ from django.db.models import F, Func, Prefetch, Q, QuerySet, TextField, Value
 
 from evidence.findings import curated_findings
 from evidence.models import Abbreviation, AnchorScenario, Finding, ResultContext, Study
-from evidence.text import without_instructions
+from evidence.screening import without_instructions
 
 VERIFIED_REFERENCES_LIMIT = 8
 

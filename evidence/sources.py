@@ -18,7 +18,7 @@ from evidence.articles import Article, SearchHit, article_level
 from evidence.findings import CuratedFinding, citable_text, curated_findings
 from evidence.levels import LevelAssessment, level_assessment
 from evidence.models import Study
-from evidence.text import without_instructions
+from evidence.screening import without_instructions
 
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"

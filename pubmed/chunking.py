@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 from pubmed.parsers import AbstractSection
 
 # ~140 words ≈ 200 word pieces: with the title prepended a chunk stays inside the embedder's

@@ -133,7 +133,7 @@ class AbstractChunk(models.Model):
     embedding_model = models.CharField(max_length=300, blank=True)
     embedding_dim = models.PositiveSmallIntegerField(null=True, blank=True)
     instructions_screened_by = models.CharField(max_length=32, blank=True, default="", help_text=(
-        "The screening (evidence.text.screening_version) that found title and text free of instructions to an AI."))
+        "The screening (evidence.screening.screening_version) that found title and text free of instructions."))
     search_vector = models.GeneratedField(
         expression=SearchVector("title", weight="A", config="english")
         + SearchVector("text", weight="B", config="english"),

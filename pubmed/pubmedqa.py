@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 from pubmed.parsers import AbstractRecord, AbstractSection, MeshHeading, render_abstract
 
 BASE_DIR = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
-from evidence.text import remember_screened
+from evidence.screening import remember_screened
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 from pubmed.vectors import vector_literal

@@ -214,7 +214,7 @@ def check_covid_cases(split: str) -> Iterator[Case]:
 
 
 def _abstract_sentences(title: str, abstract: str) -> tuple[str, ...]:
-    from evidence.text import split_sentences
+    from evidence.sentences import split_sentences
 
     lines = [title] + [line for line in abstract.split("\n") if line.strip()]
     return tuple(" ".join(s.split()) for line in lines for s in split_sentences(line) if s.strip())

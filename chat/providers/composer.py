@@ -23,8 +23,9 @@ from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, st
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
+from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
-from evidence.text import STOPWORDS, split_sentences, stems, tokens
+from evidence.text import STOPWORDS, stems, tokens
 
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evidence import identifiers
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
 GOLDEN_PATH = GOLDEN_DIR / "questions.json"

@@ -17,8 +17,8 @@ import structlog
 from evidence.citations.parse import CLOSE, OPEN, PLACEHOLDER, Placeholders, rewrite
 from evidence.confidence import GREEN, RED, YELLOW
 from evidence.references import format_reference
+from evidence.sentences import split_sentences
 from evidence.sources import EvidenceSet, EvidenceSource
-from evidence.text import split_sentences
 
 logger = structlog.get_logger("medcite.citations")
 

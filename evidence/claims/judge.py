@@ -44,7 +44,8 @@ from evidence.claims.verdicts import (
     Passage,
     Quote,
 )
-from evidence.text import DRUG_NAME, split_sentences
+from evidence.sentences import split_sentences
+from evidence.text import DRUG_NAME
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 

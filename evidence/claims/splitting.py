@@ -1,6 +1,6 @@
 """Split an answer into claims (sentences and list items with their citation markers) and find dangling fragments.
 
-Sentences are split with the one sentence splitter, `evidence.text.split_sentences`.
+Sentences are split with the one sentence splitter, `evidence.sentences.split_sentences`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from evidence.claims.numbers import strip_markers
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 
 _MARKER = re.compile(
     r"\[\s*(?P<body>citation\s*:[^\[\]\n]{1,300}?|\d{1,3}(?:\s*[,;\u2013-]\s*\d{1,3})*)\s*\]", re.IGNORECASE

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='abstractchunk',
             name='instructions_screened_by',
-            field=models.CharField(blank=True, default='', help_text='The screening (evidence.text.screening_version) that found title and text free of instructions to an AI.', max_length=32),
+            field=models.CharField(blank=True, default='', help_text='The screening (evidence.screening.screening_version) that found title and text free of instructions.', max_length=32),
         ),
     ]

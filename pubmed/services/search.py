@@ -21,7 +21,7 @@ from itertools import combinations
 import numpy as np
 from django.db import connection, transaction
 
-from evidence.text import remember_screened
+from evidence.screening import remember_screened
 from pubmed.embeddings import embed_cached, get_embedder
 from pubmed.services.rerank import rerank_hits
 from pubmed.vectors import vector_literal

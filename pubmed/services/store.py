@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from evidence.integrity import assess_integrity
 from evidence.levels import assess_level
-from evidence.text import instruction_sentences, screened_version
+from evidence.screening import instruction_sentences, screened_version
 from pubmed.chunking import Chunk, chunk_abstract, embedding_text
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, AbstractSource

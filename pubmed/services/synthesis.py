@@ -21,7 +21,8 @@ from typing import Any
 import structlog
 
 from evidence.claims import CONTRADICTED, PassageCache, PassageText, judge_claim, states_no_effect
-from evidence.text import split_sentences, without_instructions
+from evidence.screening import without_instructions
+from evidence.sentences import split_sentences
 from pubmed.embeddings import embed_cached
 from pubmed.prompts import SYNTHESIS_SCHEMA, JsonCompleter, checked_reply, synthesis_prompt
 

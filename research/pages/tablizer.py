@@ -9,8 +9,8 @@ from django.http import QueryDict
 from django.urls import reverse
 
 from config.inputs import parse_ascii_int
+from evidence.screening import without_instructions
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
-from evidence.text import without_instructions
 from pubmed.clients import EutilsError
 from pubmed.forms import TablizerForm
 from pubmed.models import TablizerSnapshot

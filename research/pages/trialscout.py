@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.http import QueryDict
 from django.urls import reverse
 
+from evidence.screening import without_instructions
 from evidence.sources import ORIGIN_RETRIEVED, EvidenceSource, doc_id_for
-from evidence.text import without_instructions
 from research import selectors
 from research.context import ItemError, ItemRecord, PageContext, PageItem
 from research.registries import page_get

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from chat.pipeline import answer_question
-from evidence.text import remember_screened, screening_version, without_instructions
+from evidence.screening import remember_screened, screening_version, without_instructions
 from pubmed.models import Abstract, AbstractChunk
 from pubmed.parsers import AbstractRecord, AbstractSection, render_abstract
 from pubmed.services.store import abstracts_flag_instructions, abstracts_upsert

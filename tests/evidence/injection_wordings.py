@@ -45,7 +45,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 DEVELOPMENT_SEED, FIRST_HELD_OUT_SEED, SECOND_HELD_OUT_SEED, THIRD_HELD_OUT_SEED = 25, 20251, 77003, 4242

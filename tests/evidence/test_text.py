@@ -1,6 +1,7 @@
 import pytest
 
-from evidence.text import split_sentences, without_instructions
+from evidence.screening import without_instructions
+from evidence.sentences import split_sentences
 
 
 def test_sentence_splitter_keeps_abbreviations_and_trailing_markers_together():

@@ -29,7 +29,7 @@ _CLAUSE = re.compile(r'"([^"]+)"\[([^\]]+)\]')
 
 def pubmedqa_records(path: Path) -> list[AbstractRecord]:
     """Return PubMedQA's abstracts as records; each abstract's first sentence is its title."""
-    from evidence.text import split_sentences
+    from evidence.sentences import split_sentences
     from pubmed.pubmedqa import pubmedqa_records as load
 
     records, _ = load(path)

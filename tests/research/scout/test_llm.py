@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from evidence.text import split_sentences
+from evidence.sentences import split_sentences
 from tests.chat.fakes import HttpError
 from tests.pubmed.corpus import Corpus, CorpusEutils
 from tests.research.scout.conftest import DISEASE, DRUG
