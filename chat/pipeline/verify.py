@@ -148,7 +148,10 @@ def abstention(run: AnswerRun) -> dict[str, str]:
         phrase for phrase in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])
         if any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", phrase.label.lower()) for word in uncovered)
     ]
-    missing += [_spelled(run, c.label) for c in sorted(joined, key=lambda c: -c.weight)]
+    # An abbreviation read in its sense ("MS (mitral stenosis)") names a clinical term: it comes before plain words,
+    # whose order follows their rarity in the store (where "ms" is also milliseconds).
+    ordered = sorted(joined, key=lambda c: (sum(ch.isupper() for ch in c.label) < 2, -c.weight))
+    missing += [_spelled(run, c.label) for c in ordered]
     topic = _listed((missing or named)[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)
     live = run.live or {}
