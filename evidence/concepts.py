@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier
+from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated
 from evidence.text import STOPWORDS, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -112,7 +112,7 @@ def question_concepts(
         label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
         if any(concept.label == label for concept in concepts):
             continue
-        if describes_patients(question, match):
+        if describes_patients(question, match) or is_negated(question, match):
             continue
         if match.code in GENERIC_DECISIONS and not own_words:
             continue  # "which drug", "treatment": how the question is asked, not what about

@@ -176,6 +176,27 @@ def describes_patients(question: str, match: TagMatch) -> bool:
     )
 
 
+# A condition the patient does not have ("no diabetes", "no prior AF", "without CKD", "ischaemia ruled out") is a
+# detail of the patient, not the topic; a test reported as a result ("no ctDNA detectable") is not negated.
+_NEGATION_BEFORE = re.compile(
+    r"\b(?:no|without|denies|denied|never had|no history of|negative for|free of)\s+(?:(?:prior|previous|known|"
+    r"significant|active|other|evidence of|hx of|history of)\s+)?$",
+    re.IGNORECASE,
+)
+_NEGATION_AFTER = re.compile(r"^\s*(?:(?:was|is|has been|have been)\s+)?(?:ruled out|excluded)\b", re.IGNORECASE)
+_RESULT_AFTER = re.compile(r"^\s*(?:was\s+|is\s+)?(?:detect|positiv|negativ|found|present|\+)", re.IGNORECASE)
+
+
+def is_negated(question: str, match: TagMatch) -> bool:
+    """Return True when a condition is named as absent ("no diabetes", "AF ruled out"): the patient lacks it."""
+    if match.kind != DISEASE:
+        return False
+    after = question[match.end :]
+    if _RESULT_AFTER.match(after):
+        return False
+    return bool(_NEGATION_BEFORE.search(question[: match.start]) or _NEGATION_AFTER.match(after))
+
+
 def extract_pico_rules(
     question: str,
     *,
@@ -191,7 +212,9 @@ def extract_pico_rules(
     (`Lexicon.spelled_phrases`) are the shorthand spelled out among its neighbouring words: a tag found
     across the spelled-out part ("bleeding duodenal ulcer" for "bleeding DU") joins too.
     """
-    matches = [m for m in vocabulary.matches(question) if not describes_patients(question, m)]
+    matches = [
+        m for m in vocabulary.matches(question) if not describes_patients(question, m) and not is_negated(question, m)
+    ]
     outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
 

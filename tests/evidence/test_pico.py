@@ -166,3 +166,19 @@ def test_llm_failures_fall_back_to_the_vocabulary_extractor(answer):
     assert pico.source == "vocabulary"
     assert pico.disease_tags == ["af", "ckd"]
     assert pico.notes and "vocabulary extractor used" in pico.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "present", "absent"),
+    [
+        ("HFmrEF with CKD3a and no diabetes - which drug class next?", {"hfmref", "ckd"}, {"diabetes"}),
+        ("AHRE lasting 3 min on a pacemaker, no prior AF - anticoagulate?", {"ahre"}, {"af"}),
+        ("AF without CKD - apixaban dose?", {"af"}, {"ckd"}),
+        ("HFrEF, ischaemic cause ruled out; heart failure on ARNI - add an SGLT2i?", {"hfref"}, set()),
+        # A test reported as its result is the question's topic, not an absent condition.
+        ("NSCLC with no ctDNA detectable before surgery - prognosis?", {"non_small_cell_lung", "ctdna"}, set()),
+    ],
+)
+def test_a_condition_named_as_absent_is_not_the_questions_condition(question, present, absent):
+    tags = set(extract_pico_rules(question, vocabulary=VOCAB).disease_tags)
+    assert present <= tags and not absent & tags, tags
