@@ -9,14 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evidence.concepts import DECISION_ROLE, Concept, TextIndex
-from evidence.sentences import split_sentences
+from evidence.concepts import DECISION_ROLE, Concept, TextIndex, asking_part
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "drug": (
         re.compile(
-            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+)?(?:drug|agent|medication|"
+            r"\b(?:which|what|best|preferred|first[- ]line|choice of)\s+(?:\w+\s+){0,2}(?:drug|agent|medication|"
             r"anticoagulant|antibiotic|antiplatelet|antihypertensive|regimen|treatment)s?\b|\bdrug of choice\b",
             re.IGNORECASE,
         ),
@@ -93,16 +92,6 @@ def states_time_point(point: tuple[int, str], sentence: str) -> bool:
     else:
         pattern = rf"\b{number}[\s-]?(?:months?|mos?)\b"
     return bool(re.search(pattern, sentence, re.IGNORECASE))
-
-
-def asking_part(question: str) -> str:
-    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
-
-    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
-    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
-    """
-    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
-    return " ".join(asking) if asking else question
 
 
 def asked_for(question: str) -> list[str]:

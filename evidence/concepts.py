@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated
+from evidence.sentences import split_sentences
 from evidence.text import STOPWORDS, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -79,6 +80,32 @@ class Concept:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
 
 
+def asking_part(question: str) -> str:
+    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
+
+    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
+    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
+    """
+    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
+    return " ".join(asking) if asking else question
+
+
+def _asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the conditions a case asks about - those its asking sentences name, with their broader and narrower
+    tags - or an empty set when the question is no case or its asking sentences name no condition.
+
+    A case tells the story of a patient with other conditions (CKD from an eGFR, diabetes); the question it asks
+    names what it is about ("For HFmrEF, which drug class ...?"). The others are the patient's details.
+    """
+    asking = asking_part(question)
+    if len(question.split()) < CASE_WORDS or asking == question:
+        return set()
+    named = {m.code for m in vocabulary.matches(asking) if m.kind == DISEASE and not is_negated(asking, m)}
+    related = {broader for code in named for broader in vocabulary.broader_chain(code)}
+    narrower = {code for code, term in vocabulary.terms.items() if term.broader in named}
+    return named | related | narrower if named else set()
+
+
 def _scaffolding(forms: Sequence[tuple[str, ...]]) -> bool:
     """Return True for shorthand that can stand for scaffolding ("s/p" is "after", "pts" "patients"): no topic."""
     return any(form and set(form) <= _GENERIC_STEMS for form in forms)
@@ -99,12 +126,15 @@ def question_concepts(
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
+    asked = _asked_conditions(question, vocabulary)
     for match in vocabulary.matches(question):
         if match.kind not in (DISEASE, DECISION):
             continue
         taken.append((match.start, match.end))
         if is_modifier(match.code):
             continue  # "stage 4" narrows the condition; it is not a concept of its own
+        if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
+            continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
         term = vocabulary.terms.get(match.code)
         own_words = " ".join(w for w in tokens(match.text) if w not in STOPWORDS and stem(w) not in _GENERIC_STEMS)
         if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):

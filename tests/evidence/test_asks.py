@@ -56,3 +56,7 @@ def test_a_follow_up_time_is_read_and_found_in_any_of_its_wordings() -> None:
 )
 def test_what_a_case_asks_is_read_from_its_asking_sentences(question, asks):
     assert asked_for(question) == asks
+
+
+def test_which_class_of_agent_asks_for_a_drug():
+    assert asked_for("Should he switch from warfarin, and which class of agent do the guidelines prefer?") == ["drug"]

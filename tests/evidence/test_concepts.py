@@ -256,3 +256,18 @@ def test_shorthand_that_stands_for_scaffolding_is_never_a_topic(seeded, question
     # "s/p" is "status post" or "after", "pts" patients: an answer must never list them as not covered.
     labels = [concept.label for concept in concepts_of(question, seeded)]
     assert labels and not {"s p", "s/p", "pts"} & set(labels), labels
+
+
+def test_a_cases_other_conditions_are_the_patients_details_not_what_it_asks(seeded):
+    # The story names CKD (and hypertension); the question asks about HFmrEF. The primary condition stays.
+    question = (
+        "58M with heart failure, LVEF 45% on two echoes, NYHA II, one admission last year. CKD3a with eGFR 50 and "
+        "hypertension on amlodipine; no diabetes. He would like to add one tablet that keeps him out of hospital. "
+        "For HFmrEF, which drug class has the best evidence?"
+    )
+    conditions = {concept.code for concept in concepts_of(question, seeded) if concept.role == "condition"}
+    assert "hfmref" in conditions and "heart_failure" in conditions
+    assert not conditions & {"ckd", "htn", "diabetes"}, conditions
+    # A short question, or one whose asking sentence names no condition, keeps every condition it names.
+    short = {c.code for c in concepts_of("HFmrEF with CKD3a - which drug class?", seeded) if c.role == "condition"}
+    assert {"hfmref", "ckd"} <= short
