@@ -18,7 +18,7 @@ from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated
 from evidence.sentences import split_sentences
-from evidence.text import STOPWORDS, stem, tokens
+from evidence.text import STOPWORDS, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 __all__ = [
@@ -228,9 +228,10 @@ LONG_QUESTION_WORDS = 15
 
 
 def _graded(question: str, label: str) -> bool:
-    if re.fullmatch(r"[IVX]{1,4}", label):
+    if label.isupper() and roman_value(label) is not None:
         return True  # a bare Roman numeral is the class or stage of something, never a topic of its own
-    return bool(re.search(rf"(?<![\w-]){re.escape(label)}\s+(?:[IV]{{1,4}}|[0-5])[ab]?(?![\w-])", question))
+    grade = re.search(rf"(?<![\w-]){re.escape(label)}\s+([IVX]+|[0-5])[ab]?(?![\w-])", question)
+    return bool(grade and (grade.group(1).isdigit() or roman_value(grade.group(1)) is not None))
 
 
 def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool = True) -> list[Concept]:

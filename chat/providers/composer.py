@@ -66,7 +66,7 @@ _METHOD_SENTENCE = re.compile(
 MIN_WORDS, MAX_WORDS = 6, 70
 WORDING_BONUS = 0.2
 DECISION_BONUS = 0.15
-KIDNEY_FIT = 0.25
+PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function or episode duration
 
 
 @dataclass(frozen=True)
@@ -233,12 +233,12 @@ def _candidates(
             if fit is False:
                 continue
             if fit:
-                score += KIDNEY_FIT
+                score += PATIENT_FIT
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
             # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context.
             lasted = durations.fits(duration, sentence)
             if lasted is not None:
-                score += KIDNEY_FIT if lasted else -KIDNEY_FIT
+                score += PATIENT_FIT if lasted else -PATIENT_FIT
             found.append(
                 Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
             )

@@ -302,7 +302,7 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         cursor.execute(
             "SELECT c.id, c.ordinal, c.section, c.text, a.pmid, a.title, a.journal, a.year, a.authors, a.doi, "
             "a.pmcid, a.publication_types, a.mesh_terms, a.is_retracted, a.has_expression_of_concern, "
-            "a.evidence_level, a.evidence_level_inferred, c.instructions_screened_by "
+            "a.evidence_level, a.evidence_level_inferred, c.title, c.instructions_screened_by "
             "FROM pubmed_abstractchunk c JOIN pubmed_abstract a ON a.pmid = c.abstract_id WHERE c.id = ANY(%s)",
             [ids],
         )
@@ -313,8 +313,9 @@ def _hits(scored: Sequence[tuple[str, int, float]]) -> list[ChunkHit]:
         if row is None:  # deleted between ranking and loading
             continue
         _, ordinal, section, text, _, title, journal, year, authors, doi, pmcid, types, mesh, *flags = row
-        retracted, concern, level, inferred, screened_by = flags
-        remember_screened((title, text), screened_by)  # screened when stored: answers need not read it again
+        retracted, concern, level, inferred, chunk_title, screened_by = flags
+        # Screened when stored (the chunk's own title and text): answers need not read them again.
+        remember_screened((chunk_title, text), screened_by)
         hits.append(
             ChunkHit(
                 pmid=pmid,
