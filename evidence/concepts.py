@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated
+from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated, regimen_spans
 from evidence.sentences import split_sentences
 from evidence.text import STOPWORDS, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
@@ -54,6 +54,7 @@ _GENERIC_TEXT = """
     realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
     really truly matter matters place way ways lead leads translate translates undergo undergoes undergoing
     underwent undergone get gets getting got given giving newly recently currently ok okay fine alright acceptable
+    next step steps
 """
 GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
 _GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)
@@ -227,6 +228,12 @@ def question_concepts(
 LONG_QUESTION_WORDS = 15
 
 
+def _only_within(question: str, label: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Return True when `label` is written in `question` and every time inside one of `spans`."""
+    places = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(label)}(?![\w-])", question, re.IGNORECASE)]
+    return bool(places and spans) and all(any(a <= place < b for a, b in spans) for place in places)
+
+
 def _graded(question: str, label: str) -> bool:
     if label.isupper() and roman_value(label) is not None:
         return True  # a bare Roman numeral is the class or stage of something, never a topic of its own
@@ -242,16 +249,18 @@ def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool
     an answer's sources, admitted for the condition and decision, may still miss what the clinician wrote in
     curated shorthand ("PsA", "CF"); an abstention may miss any of its words ("gout", "colchicine").
     """
-    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part.
-    concepts = [c for c in concepts if c.role != TOPIC or not _graded(question, c.label)]
+    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part;
+    # so is the regimen the patient is on when the question asks what to add ("on ARNI, BB, MRA - add SGLT2i?").
+    regimen = regimen_spans(question)
+    concepts = [
+        c
+        for c in concepts
+        if c.role != TOPIC or not (_graded(question, c.label) or _only_within(question, c.label, regimen))
+    ]
     if not any(concept.role == CONDITION for concept in concepts):
         return list(concepts)
     case = len(question.split()) >= CASE_WORDS
-    return [
-        c
-        for c in concepts
-        if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))
-    ]
+    return [c for c in concepts if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))]
 
 
 def clinical_question(question: str, concepts: Sequence[Concept]) -> str:

@@ -187,6 +187,45 @@ _NEGATION_AFTER = re.compile(r"^\s*(?:(?:was|is|has been|have been)\s+)?(?:ruled
 _RESULT_AFTER = re.compile(r"^\s*(?:was\s+|is\s+)?(?:detect|positiv|negativ|found|present|\+)", re.IGNORECASE)
 
 
+# What the patient already takes: "on ARNI, BB, MRA", "already taking metformin and a statin". The list runs to the
+# end of its clause: a dash, a semicolon or a colon, a question mark or full stop, or a word that starts the question.
+_REGIMEN = re.compile(
+    r"(?<![\w-])(?:(?:already|currently|now)\s+)?(?:on|taking|receiving|maintained\s+on)\s+"
+    r"(?P<items>[^\s.;:?!()\u2013\u2014-](?:(?!\s[-\u2013\u2014]\s|[.;:?!()]\s|[;:?!()]).)*?)"
+    r"(?=\s+[-\u2013\u2014]\s|[;:?!()]|\.(?:\s|$)|,?\s+(?:still|but|yet|despite|now|with|for|who|what|which|should|"
+    r"add|adding|start|starting|next|and\s+still)\b|$)",
+    re.IGNORECASE,
+)
+# "Evidence on X", "data on X": there "on" means "about", not a treatment the patient takes.
+_ABOUT_BEFORE = re.compile(
+    r"\b(?:evidence|data|studies|study|trials?|literature|research|guidance|guidelines?|recommendations?|effects?|"
+    r"impact|information|advice|views?|consensus|review|update)\s*$",
+    re.IGNORECASE,
+)
+# A question that asks what to add to, or do after, the patient's regimen.
+_ADDS = re.compile(
+    r"\b(?:add|adding|addition|start|starting|initiate|initiating|escalate|escalating|escalation|intensify|"
+    r"intensifying|next|step\s+up|what\s+else|further)\b",
+    re.IGNORECASE,
+)
+
+
+def regimen_spans(question: str) -> list[tuple[int, int]]:
+    """Return the spans of the treatments the patient is already on, when the question asks what to add or do next.
+
+    In "HFrEF on ARNI, BB, MRA - add SGLT2i?" the regimen is the patient's background: an answer about the
+    SGLT2 inhibitor need not address it. A question about the drug the patient is on ("on apixaban - hold before
+    colonoscopy?") asks about that drug: no span is returned there.
+    """
+    if not _ADDS.search(question):
+        return []
+    return [
+        match.span("items")
+        for match in _REGIMEN.finditer(question)
+        if not _ABOUT_BEFORE.search(question[: match.start()])
+    ]
+
+
 def is_negated(question: str, match: TagMatch) -> bool:
     """Return True when a condition is named as absent ("no diabetes", "AF ruled out"): the patient lacks it."""
     if match.kind != DISEASE:

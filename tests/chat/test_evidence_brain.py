@@ -219,6 +219,23 @@ def test_an_abstention_names_the_uncovered_word_with_the_words_it_is_written_wit
     assert "mechanical mitral valve" in result.answer.split(".")[0], result.answer
 
 
+def test_the_gap_line_never_lists_the_regimen_the_patient_is_already_on(library, eutils):
+    # The answer used to end "The cited sources do not address MRA": the patient's background therapy.
+    result = answer_question(question="HFrEF EF 25% on ARNI, BB, MRA - add SGLT2i?")
+    assert not result.abstained
+    assert "SGLT2 inhibitor is recommended" in result.answer.split("\n")[0], result.answer
+    assert "does not cover" not in result.answer and "do not address" not in result.answer, result.answer
+
+
+def test_an_abstention_names_the_condition_not_the_regimen_or_the_next_step(library, eutils):
+    # It used to read "Nothing stored here addresses PAH, triple and next step".
+    result = answer_question(question="PAH on triple tx, still FC III - next step?")
+    assert result.abstained
+    reason = result.answer.split(".")[0]
+    assert "PAH (pulmonary arterial hypertension)" in reason, reason
+    assert "triple" not in reason and "next" not in reason and "step" not in reason, reason
+
+
 def test_an_abstention_never_names_the_patients_class_or_a_way_of_asking(library, eutils):
     # "FC III" is the patient's functional class and "add" how the question asks; neither is what is missing.
     result = answer_question(question="PAH on triple tx, still FC III - add sotatercept?")

@@ -44,11 +44,17 @@ def concepts_of(question, seeded):
             1,
         ),
         # Drug and outcome shorthand a cardiologist types (the HFpEF question abstained before these rows).
-        ("HFpEF: does empa reduce HF hosp?", "Empagliflozin reduced hospitalisation for heart failure with preserved "
-         "ejection fraction.", 1.0),
+        (
+            "HFpEF: does empa reduce HF hosp?",
+            "Empagliflozin reduced hospitalisation for heart failure with preserved ejection fraction.",
+            1.0,
+        ),
         ("dapa in HFpEF?", "Dapagliflozin in heart failure with preserved ejection fraction.", 1.0),
-        ("DAPT in HBR patients after PCI?", "Dual antiplatelet therapy in patients at high bleeding risk "
-         "after percutaneous coronary intervention.", 1.0),
+        (
+            "DAPT in HBR patients after PCI?",
+            "Dual antiplatelet therapy in patients at high bleeding risk after percutaneous coronary intervention.",
+            1.0,
+        ),
     ],
 )
 def test_shorthand_in_the_question_is_found_in_the_source_wording(seeded, question, source, covered):
@@ -114,7 +120,7 @@ def test_a_long_word_matches_its_variants_the_stemmer_keeps_apart(word, text, fo
 
 
 def test_psa_in_mixed_case_is_not_prostate_specific_antigen(seeded):
-    """"PsA" (Pseudomonas aeruginosa in an infection question, psoriatic arthritis in another) is not "PSA"."""
+    """ "PsA" (Pseudomonas aeruginosa in an infection question, psoriatic arthritis in another) is not "PSA"."""
     from evidence.concepts import form_of
 
     antigen = form_of("prostate-specific antigen")
@@ -271,3 +277,37 @@ def test_a_cases_other_conditions_are_the_patients_details_not_what_it_asks(seed
     # A short question, or one whose asking sentence names no condition, keeps every condition it names.
     short = {c.code for c in concepts_of("HFmrEF with CKD3a - which drug class?", seeded) if c.role == "condition"}
     assert {"hfmref", "ckd"} <= short
+
+
+@pytest.mark.parametrize(
+    ("question", "regimen"),
+    [
+        ("HFrEF EF 25% on ARNI, BB, MRA - add SGLT2i?", ["ARNI, BB, MRA"]),
+        ("PAH on triple tx, still FC III - next step?", ["triple tx"]),
+        (
+            "HFrEF on sacubitril/valsartan and carvedilol; what else should I add?",
+            ["sacubitril/valsartan and carvedilol"],
+        ),
+        # The drug the patient is on is what the question asks about: no background regimen.
+        ("on apixaban - hold before colonoscopy?", []),
+        # "Evidence on" is "evidence about".
+        ("What is the evidence on adding empagliflozin?", []),
+    ],
+)
+def test_the_regimen_a_patient_is_on_is_read_when_the_question_asks_what_to_add(question, regimen):
+    from evidence.pico import regimen_spans
+
+    assert [question[start:end] for start, end in regimen_spans(question)] == regimen
+
+
+def test_the_patients_regimen_is_no_part_an_answer_must_cover(seeded):
+    from evidence.concepts import clinical_parts
+
+    question = "HFrEF EF 25% on ARNI, BB, MRA - add SGLT2i?"
+    concepts = concepts_of(question, seeded)
+    assert {"ARNI", "BB", "MRA", "SGLT2i"} <= {c.label for c in concepts}
+    parts = {c.label for c in clinical_parts(question, concepts)}
+    assert "SGLT2i" in parts and not parts & {"ARNI", "BB", "MRA"}
+    # Asked about, the same drug is a part: "MRA" outside the regimen.
+    asked = "HFrEF on ARNI and BB - add MRA?"
+    assert "MRA" in {c.label for c in clinical_parts(asked, concepts_of(asked, seeded))}
