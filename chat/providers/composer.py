@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence import durations
+from evidence import durations, stages
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
 from evidence.injection import addresses_reader
@@ -66,7 +66,7 @@ _METHOD_SENTENCE = re.compile(
 MIN_WORDS, MAX_WORDS = 6, 70
 WORDING_BONUS = 0.2
 DECISION_BONUS = 0.15
-PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function or episode duration
+PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function, episode duration or disease stage
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,7 @@ def _candidates(
     decisions: frozenset[str] = frozenset(),
     kidney: Range | None = None,
     duration: durations.Range | None = None,
+    stage: int | None = None,
 ) -> list[Candidate]:
     rank: dict[str, int] = {}
     for source in sources:
@@ -236,9 +237,10 @@ def _candidates(
                 score += PATIENT_FIT
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
             # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context.
-            lasted = durations.fits(duration, sentence)
-            if lasted is not None:
-                score += PATIENT_FIT if lasted else -PATIENT_FIT
+            # So does a finding stated for the patient's stage ("stage II-III" for stage III; "stage II" is others).
+            for fitted in (durations.fits(duration, sentence), stages.fits(stage, sentence)):
+                if fitted is not None:
+                    score += PATIENT_FIT if fitted else -PATIENT_FIT
             found.append(
                 Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
             )
@@ -330,6 +332,7 @@ def compose_answer(
         decisions=_decisions(concepts, asks),
         kidney=question_range(question),
         duration=durations.question_duration(question),
+        stage=stages.question_stage(question),
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
@@ -340,8 +343,10 @@ def compose_answer(
     finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
     if unstated and unstated == asks:
         # Nothing cited states what was asked: the answer says so first, then gives the nearest finding.
-        parts = [f"**Bottom line:** The cited evidence does not state {_join([ASK_WORDS[k] for k in unstated])}. "
-                 f"Nearest finding: {finding}"]
+        parts = [
+            f"**Bottom line:** The cited evidence does not state {_join([ASK_WORDS[k] for k in unstated])}. "
+            f"Nearest finding: {finding}"
+        ]
     else:
         parts = [f"**Bottom line:** {finding}"]
         if unstated:

@@ -236,6 +236,14 @@ def test_an_abstention_names_the_condition_not_the_regimen_or_the_next_step(libr
     assert "triple" not in reason and "next" not in reason and "step" not in reason, reason
 
 
+def test_a_finding_stated_only_for_another_stage_does_not_lead(library, eutils):
+    # The bottom line used to be DYNAMIC's stage II result for a stage III patient.
+    result = answer_question(question="Stage III colon ca, ctDNA positive after surgery - does adjuvant chemo help?")
+    assert not result.abstained
+    first = result.answer.split("\n")[0]
+    assert "ctDNA" in first and "in stage II colon cancer" not in first, first
+
+
 def test_an_abstention_never_names_the_patients_class_or_a_way_of_asking(library, eutils):
     # "FC III" is the patient's functional class and "add" how the question asks; neither is what is missing.
     result = answer_question(question="PAH on triple tx, still FC III - add sotatercept?")
