@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from evidence import durations, stages
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated, regimen_spans
@@ -164,6 +165,8 @@ def question_concepts(
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
         taken.append(age.span())
+    # The patient's stage ("stage IIIA") and amounts of time ("3 min") are details, not topic words.
+    taken += stages.stage_spans(question) + durations.amount_spans(question)
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
     tagged = {form for concept in concepts for form in concept.forms}

@@ -18,12 +18,20 @@ _MINUTES = {"s": 1 / 60, "m": 1.0, "h": 60.0, "d": 1440.0, "w": 10080.0}
 _UNIT = r"(sec(?:ond)?s?|s|min(?:ute)?s?|h(?:ou)?rs?|h|days?|weeks?|wks?)\b"
 _N = r"(\d+(?:\.\d+)?)"
 _TO = r"\s*(?:-|\u2013|to)\s*"
+# An amount or a range of time: "3 min", "2 to 4 minutes", "90 s to 10 min".
+_AMOUNT_OR_RANGE = _N + r"(?:\s*" + _UNIT + r")?(?:" + _TO + _N + r")?\s*" + _UNIT
 # The patient's: "lasting 3 min", "each lasting 2 to 4 minutes", "the longest about 4 hours", "episodes of 6 h".
 _LASTED = re.compile(
-    r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+(?:about\s+|around\s+|up to\s+|~\s*)?"
-    + _N + r"(?:\s*" + _UNIT + r")?(?:" + _TO + _N + r")?\s*" + _UNIT,
+    r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE,
     re.IGNORECASE,
 )
+# Written right after the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min" (not "2 days ago").
+_EPISODE = re.compile(
+    r"\b(?:AHREs?|episodes?|runs?)\s+" + _AMOUNT_OR_RANGE + r"(?!\s+(?:ago|post|after|before|later))",
+    re.IGNORECASE,
+)
+# Any amount of time ("3 min", "4 wks"): a detail of the patient, never a topic word.
+_AMOUNT = re.compile(_N + r"\s*" + _UNIT, re.IGNORECASE)
 # A finding's: "6 minutes to 24 hours", "5 to 30 minutes", "shorter than 5 minutes", "24 hours or longer".
 _SPAN = re.compile(_N + r"\s*" + _UNIT + _TO + _N + r"\s*" + _UNIT + r"|" + _N + _TO + _N + r"\s*" + _UNIT, re.I)
 _BELOW = re.compile(r"(?:\bshorter than|\bless than|\bunder|<)\s*" + _N + r"\s*" + _UNIT, re.IGNORECASE)
@@ -40,12 +48,17 @@ def _minutes(number: str, unit: str) -> float:
 
 def question_duration(question: str) -> Range | None:
     """Return how long the patient's episodes lasted, in minutes, or None when the question does not say."""
-    match = _LASTED.search(question)
+    match = _LASTED.search(question) or _EPISODE.search(question)
     if match is None:
         return None
     first, first_unit, second, unit = match.groups()
     low = _minutes(first, first_unit or unit)
     return (low, _minutes(second, unit)) if second else (low, low)
+
+
+def amount_spans(text: str) -> list[tuple[int, int]]:
+    """Return where `text` gives an amount of time ("3 min", "4 weeks")."""
+    return [match.span() for match in _AMOUNT.finditer(text)]
 
 
 def finding_durations(sentence: str) -> list[Range]:

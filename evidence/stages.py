@@ -58,6 +58,11 @@ def _readings(text: str) -> list[set[int]]:
     return readings
 
 
+def stage_spans(text: str) -> list[tuple[int, int]]:
+    """Return where `text` names a disease stage ("stage IIIA", "stages II-III"): a detail, never a topic word."""
+    return [match.span() for match in _STAGE.finditer(text)]
+
+
 def question_stage(question: str) -> int | None:
     """Return the patient's stage (1 to 4) when the question names exactly one, else None."""
     found = set().union(*_readings(question)) if _readings(question) else set()

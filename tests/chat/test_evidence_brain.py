@@ -244,6 +244,20 @@ def test_a_finding_stated_only_for_another_stage_does_not_lead(library, eutils):
     assert "ctDNA" in first and "in stage II colon cancer" not in first, first
 
 
+def test_an_episode_duration_written_after_the_episode_picks_the_recommendation_for_it(library, eutils):
+    # "AHRE 3 min" used to go unread: the answer opened with the recommendation for 5 minutes to 24 hours.
+    result = answer_question(question="AHRE 3 min on PPM interrogation, CHA2DS2-VASc 4 - anticoagulate?")
+    assert "shorter than 5 minutes" in result.answer.split("\n")[0], result.answer
+
+
+def test_an_abstention_names_the_drug_asked_about_not_the_patients_stage(library, eutils):
+    # It used to read "Nothing stored here addresses adjuvant therapy, stage IIIA resected and EGFR".
+    result = answer_question(question="NSCLC stage IIIA resected, EGFR+ - osimertinib adjuvant?")
+    assert result.abstained
+    reason = result.answer.split(".")[0]
+    assert "osimertinib" in reason and "stage" not in reason, reason
+
+
 def test_an_abstention_never_names_the_patients_class_or_a_way_of_asking(library, eutils):
     # "FC III" is the patient's functional class and "add" how the question asks; neither is what is missing.
     result = answer_question(question="PAH on triple tx, still FC III - add sotatercept?")

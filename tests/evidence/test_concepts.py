@@ -311,3 +311,13 @@ def test_the_patients_regimen_is_no_part_an_answer_must_cover(seeded):
     # Asked about, the same drug is a part: "MRA" outside the regimen.
     asked = "HFrEF on ARNI and BB - add MRA?"
     assert "MRA" in {c.label for c in clinical_parts(asked, concepts_of(asked, seeded))}
+
+
+def test_a_stage_and_an_amount_of_time_are_details_not_topic_words(seeded):
+    from evidence.concepts import TOPIC
+
+    topics = {c.label for c in concepts_of("NSCLC stage IIIA resected, EGFR+ - osimertinib adjuvant?", seeded)}
+    assert "osimertinib" in topics and not topics & {"stage", "IIIA"}
+    topics = {c.label for c in concepts_of("AHRE 3 min on PPM interrogation - anticoagulate?", seeded)}
+    assert "min" not in topics
+    assert all(c.role != TOPIC or c.label != "min" for c in concepts_of("AHRE 3 min", seeded))

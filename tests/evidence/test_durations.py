@@ -15,6 +15,10 @@ from evidence.durations import finding_durations, fits, question_duration
         ("the longest about 4 hours, burden under 1%", (240.0, 240.0)),
         ("episodes of 90 s to 10 min", (1.5, 10.0)),
         ("atrial runs lasted 2 days", (2880.0, 2880.0)),
+        # Written right after the episode, as on a device report.
+        ("AHRE 3 min on PPM interrogation, CHA2DS2-VASc 4", (3.0, 3.0)),
+        ("AHREs 2-4 min on the loop recorder", (2.0, 4.0)),
+        ("an episode 2 days ago", None),
         # Time since something, or a treatment's length, is not how long an episode lasted.
         ("DES 3 days ago, 4 weeks post-op, on DAPT for 6 months", None),
     ],

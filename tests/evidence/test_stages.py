@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.stages import fits, question_stage
+from evidence.stages import fits, question_stage, stage_spans
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,8 @@ def test_the_patients_stage_is_read_from_the_question(question, stage):
 def test_a_finding_fits_the_patients_stage_when_stated_for_it(sentence, fitted):
     assert fits(3, sentence) is fitted
     assert fits(None, sentence) is None
+
+
+def test_a_stage_is_found_where_it_is_written():
+    text = "NSCLC stage IIIA resected, stages II-III"
+    assert [text[a:b] for a, b in stage_spans(text)] == ["stage IIIA", "stages II-III"]
