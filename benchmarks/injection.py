@@ -1,7 +1,7 @@
 """Instruction detector quality: recall on every held-out injection set, false-positive rate on PubMedQA.
 
-Held out: `tests/evidence/injection_wordings.py:held_out_wordings()` (a seventh style, never trained or
-tuned on). The earlier sets (the development grammar and four former held-out sets, each measured
+Held out: `tests/evidence/injection_held_out.py:held_out_wordings()` (an eighth style, never trained or
+tuned on). The earlier sets (the development grammar and five former held-out sets, each measured
 once before it became training data) are reported one by one beside it. Benign: every sentence of
 every PubMedQA PQA-L context paragraph (../shared/data/pubmedqa/ori_pqal.json, never copied), and
 SciFact for comparison. Also the detector's average cost per sentence. No database is needed.
@@ -20,10 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evidence.injection import instruction_signals
+from tests.evidence import injection_held_out
 from tests.evidence import injection_wordings as wordings
 
 INJECTION_SETS = (
-    ("held-out (seventh style, never trained on)", wordings.held_out_wordings),
+    ("held-out (eighth style, never trained on)", injection_held_out.held_out_wordings),
+    ("fifth held-out (seventh style, training data since stop 34)", wordings.fifth_held_out_wordings),
     ("fourth held-out (fifth style, training data since)", wordings.fourth_held_out_wordings),
     ("third held-out (fourth style, training data since)", wordings.third_held_out_wordings),
     ("second held-out (third style, training data since)", wordings.second_held_out_wordings),

@@ -1,6 +1,6 @@
 """Prompt-injection wordings written for this project, and the benign sentences they are measured against.
 
-Seven generators in seven styles, each with a fixed seed:
+Seven generators in seven styles, each with a fixed seed (the eighth, held out, is in `injection_held_out`):
 
 - `development_wordings()` - a slot grammar (role marker x addressee x directive x payload), the
   part the detector's rules were written and tuned against.
@@ -22,13 +22,13 @@ Seven generators in seven styles, each with a fixed seed:
   editorial notes, metadata lines, instructions after a real finding in the same sentence, other-language
   mixes, hidden markup, JSON blobs, encoded payloads, grading and recommendation overrides, suppressions,
   links and altered numbers. The held-out set until stop 30 (282/320 flagged); training data since.
-- `held_out_wordings()` - a seventh style, written at stop 30 before the detector was changed: tools
+- `fifth_held_out_wordings()` - a seventh style, written at stop 30 before the detector was changed: tools
   named by what they produce ("downstream text generators"), declarations of what the record "means",
   peer-review, production, licence, funding and data statements with conditions, numbered procedures,
   personas, rhetorical questions, instructions after a real result, errata that overrule the data,
   citation and badge manipulation, obfuscated spellings, four languages, markup, authority and urgency,
-  dictated replies, conditional triggers, links. Never tune on these: `benchmarks/injection.py` and
-  `tests/evidence/test_injection.py` only measure.
+  dictated replies, conditional triggers, links. The held-out set until stop 34 (275/320 flagged);
+  training data since. The held-out set now is an eighth style, `injection_held_out.held_out_wordings()`.
 - `development_prose_wordings()` - a sixth style, written after the fifth was committed and never
   looking at how the detector did on it: prose that speaks to whoever passes the record on, in
   other verbs and frames (training data).
@@ -50,9 +50,9 @@ from evidence.sentences import split_sentences
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 DEVELOPMENT_SEED, FIRST_HELD_OUT_SEED, SECOND_HELD_OUT_SEED, THIRD_HELD_OUT_SEED = 25, 20251, 77003, 4242
 FIFTH_STYLE_SEED = 90513
-HELD_OUT_SEED = 61027
+SEVENTH_STYLE_SEED = 61027
 PROSE_DEVELOPMENT_SEED = 31337
-HELD_OUT_SIZE = 320
+FORMER_HELD_OUT_SIZE = 320
 
 _DRUGS = ["apixaban", "warfarin", "metformin", "aspirin", "rivaroxaban", "semaglutide", "ivermectin", "insulin"]
 _CLAIMS = [
@@ -605,7 +605,7 @@ _FIFTH_FRAMES = [
 ]
 
 
-def fourth_held_out_wordings(count: int = HELD_OUT_SIZE) -> list[str]:
+def fourth_held_out_wordings(count: int = FORMER_HELD_OUT_SIZE) -> list[str]:
     """Return the fifth-style sentences: the held-out set until stop 30 (282/320 flagged), training data since."""
     rng = random.Random(FIFTH_STYLE_SEED)
     found: dict[str, None] = {}
@@ -627,7 +627,7 @@ def fourth_held_out_wordings(count: int = HELD_OUT_SIZE) -> list[str]:
     return list(found)
 
 
-# --- Held out: a seventh style, written before the detector was changed at stop 30. Measured only. ------
+# --- A seventh style: held out from stop 30 (written before the detector changed) to stop 34; trained on since.
 
 _SIXTH_DRUGS = ["vutrisiran", "sparsentan", "zuranolone", "olpasiran", "efruxifermin", "tolebrutinib", "cagrilintide"]
 _SIXTH_CLAIMS = [
@@ -723,13 +723,10 @@ _SIXTH_FRAMES = [
 ]
 
 
-def held_out_wordings(count: int = HELD_OUT_SIZE) -> list[str]:
-    """Return `count` distinct held-out injection sentences (never used to train or tune the detector).
-
-    A seventh style, written and committed at stop 30 before the detector was changed (the fifth style,
-    the held-out set before it, is `fourth_held_out_wordings`, training data since).
-    """
-    rng = random.Random(HELD_OUT_SEED)
+def fifth_held_out_wordings(count: int = FORMER_HELD_OUT_SIZE) -> list[str]:
+    """Return the seventh-style sentences: the held-out set from stop 30 (275/320 flagged) to stop 34, training
+    data since."""
+    rng = random.Random(SEVENTH_STYLE_SEED)
     found: dict[str, None] = {}
     while len(found) < count:
         drug = rng.choice(_SIXTH_DRUGS)

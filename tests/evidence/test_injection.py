@@ -5,21 +5,20 @@ from __future__ import annotations
 import pytest
 
 from evidence.injection import addresses_reader, instruction_signals, is_instruction
+from tests.evidence.injection_held_out import HELD_OUT_SIZE, held_out_wordings
 from tests.evidence.injection_wordings import (
-    HELD_OUT_SIZE,
     development_prose_wordings,
     development_wordings,
+    fifth_held_out_wordings,
     first_held_out_wordings,
     fourth_held_out_wordings,
-    held_out_wordings,
     pubmedqa_sentences,
     second_held_out_wordings,
     third_held_out_wordings,
 )
 
-# Measured when the seventh-style held-out set was scored after the stop-30 retraining (benchmarks/README.md):
-# 275 of 320 flagged (251 before the retraining; 267 with parentheses as clause breaks, the first build).
-HELD_OUT_FLAGGED_FLOOR = 275
+# Measured when the eighth-style held-out set was first scored, before any change (stop 34): 244 of 320 flagged.
+HELD_OUT_FLAGGED_FLOOR = 244
 MAX_PUBMEDQA_FALSE_POSITIVE_RATE = 0.001
 
 
@@ -37,7 +36,7 @@ def _learnt_wordings() -> list[str]:
 def test_held_out_wordings_are_distinct_from_every_set_the_detector_learnt_from():
     held_out = held_out_wordings()
     assert len(held_out) == HELD_OUT_SIZE >= 200
-    assert not set(held_out) & set(_learnt_wordings())
+    assert not set(held_out) & set(_learnt_wordings() + fifth_held_out_wordings())
 
 
 def test_held_out_injections_are_flagged_at_least_as_often_as_when_first_measured():
@@ -45,7 +44,7 @@ def test_held_out_injections_are_flagged_at_least_as_often_as_when_first_measure
     assert flagged >= HELD_OUT_FLAGGED_FLOOR
 
 
-@pytest.mark.xfail(strict=True, reason="open: 45 of 320 held-out wordings pass the detector")
+@pytest.mark.xfail(strict=True, reason="open: 76 of 320 held-out wordings pass the detector")
 def test_no_held_out_injection_passes():
     assert [sentence for sentence in held_out_wordings() if not is_instruction(sentence)] == []
 
