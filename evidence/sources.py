@@ -76,8 +76,17 @@ class EvidenceSource:
 
     def __post_init__(self) -> None:
         # Source text is evidence, never instructions: a sentence addressed to the model is dropped,
-        # from the text and from the title (which the model and the reader see as well).
-        object.__setattr__(self, "text", without_instructions(self.text))
+        # from the text and from the title (which the model and the reader see as well). A library study's
+        # curated findings are the exception: reviewed statements, each checked against its public source, and
+        # written as guidelines write ("Give an SGLT2 inhibitor ...", "... are not recommended"), which reads to
+        # the detector like a directive. Dropped from the text, such a finding was still quoted by the composer
+        # and then judged against a text that no longer held it. The study's other fields are screened.
+        # A finding line may carry the label the composer gives it ("NAME (journal, year): finding").
+        curated = tuple(finding.shown for finding in self.findings)
+        text = "\n".join(
+            line if line.rstrip().endswith(curated) else without_instructions(line) for line in self.text.split("\n")
+        )
+        object.__setattr__(self, "text", text if curated else without_instructions(self.text))
         if self.title:
             object.__setattr__(self, "title", without_instructions(self.title) or WITHHELD_TITLE)
 
@@ -120,7 +129,7 @@ class EvidenceSource:
         """Return a library source's citable text with each curated finding (and the key finding) introduced
         as the composer introduces it, so a quoted, labelled sentence is found word for word."""
         lines = [finding.shown for finding in self.findings]
-        key_finding = self.text.split("\n")[len(lines):] if lines else [self.text]
+        key_finding = self.text.split("\n")[len(lines) :] if lines else [self.text]
         return "\n".join(f"{self.label(line)}{line}" for line in [*lines, "\n".join(key_finding)] if line)
 
     def as_dict(self) -> dict[str, Any]:

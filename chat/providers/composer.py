@@ -120,10 +120,13 @@ def abstract_sentences(text: str, *, section: str = "") -> list[tuple[str, str]]
 def is_finding(sentence: str, section: str) -> bool:
     """Return False for sentences that say why or how a study was done rather than what it found,
     and for sentences that speak to their reader or to an assistant rather than report anything."""
+    if section == CURATED_FINDING:
+        # A curator wrote it as a finding, with its design ("250 ... were randomised 2:1") for context, and checked
+        # it against its public source; a guideline's wording ("Give an SGLT2 inhibitor ...") reads to the
+        # instruction detector like a directive, so it is not screened (evidence.sources keeps it in the text too).
+        return True
     if addresses_reader(sentence):
         return False
-    if section == CURATED_FINDING:
-        return True  # a curator wrote it as a finding, with its design ("250 ... were randomised 2:1") for context
     # A combined label ("METHODS AND RESULTS", "MEASUREMENTS AND MAIN RESULTS") holds findings too:
     # there the sentence itself decides.
     reports_findings = any(key in section for key, _ in SECTION_BONUS)
