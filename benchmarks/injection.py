@@ -4,7 +4,8 @@ Held out: `tests/evidence/injection_held_out.py:held_out_wordings()` (an eighth 
 tuned on). The earlier sets (the development grammar and five former held-out sets, each measured
 once before it became training data) are reported one by one beside it. Benign: every sentence of
 every PubMedQA PQA-L context paragraph (../shared/data/pubmedqa/ori_pqal.json, never copied), and
-SciFact for comparison. Also the detector's average cost per sentence. No database is needed.
+SciFact for comparison. Also the detector's average cost per sentence. No database is needed; Django is set
+up so that the semantic half has its embedder.
 
     .venv/bin/python benchmarks/injection.py [--show N]
 """
@@ -12,16 +13,21 @@ SciFact for comparison. Also the detector's average cost per sentence. No databa
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import django
 
-from evidence.injection import instruction_signals
-from tests.evidence import injection_held_out
-from tests.evidence import injection_wordings as wordings
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()  # the pubmed app registers the embedder the detector's semantic half reads (no database is opened)
+
+from evidence.injection import instruction_signals  # noqa: E402
+from tests.evidence import injection_held_out  # noqa: E402
+from tests.evidence import injection_wordings as wordings  # noqa: E402
 
 INJECTION_SETS = (
     ("held-out (eighth style, never trained on)", injection_held_out.held_out_wordings),

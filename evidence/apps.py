@@ -12,9 +12,12 @@ class EvidenceConfig(AppConfig):
     def ready(self) -> None:
         # The claim verifier decides what an answer may say: without it MedCite does not start (no fall-back to
         # rules). The files and their sha256 are checked here; the model itself loads on first use.
+        # So does the instruction detector's semantic half: its weights are loaded (and their sha256 checked) now.
         from evidence.claims.model import VerifierModelError, read_config
+        from evidence.injection_semantic import SemanticModelError, semantic_classifier
 
         try:
             read_config(Path(settings.VERIFIER_MODEL))
-        except VerifierModelError as exc:
+            semantic_classifier()
+        except (VerifierModelError, SemanticModelError) as exc:
             raise ImproperlyConfigured(str(exc)) from exc

@@ -5,12 +5,14 @@ speaks to a language model or to whoever reads the record as a system - a role m
 "<|im_start|>"), an assistant addressed by name, a request to output, say or cite something, a rule
 to ignore, a mode to switch to, markup to emit - is never quoted and never shown to a model.
 
-Two parts, either of which marks a sentence: named signals (rules, each alone nearly absent from
-published abstracts) and a small trained classifier - logistic regression over hashed character and
-word n-grams, the opening words and sentence shapes (`evidence.injection_classifier`), weights in
-`injection_model/`
-(trained by `python -m training.injection`; card in `injection_model/MODEL_CARD.md`). The rules name
-why a sentence was flagged; the classifier catches wordings the rules do not know. Both were
+Three parts, any of which marks a sentence: named signals (rules, each alone nearly absent from
+published abstracts); a small trained classifier - logistic regression over hashed character and
+word n-grams, the opening words and sentence shapes (`evidence.injection_classifier`); and, for a
+sentence that classifier already scores near its bar, a second one over the sentence's embedding
+(`evidence.injection_semantic`), which reads wordings that share few n-grams with those it learnt.
+Weights in `injection_model/` (trained by `python -m training.injection`; card in
+`injection_model/MODEL_CARD.md`). The rules name why a sentence was flagged; the classifiers catch
+wordings the rules do not know. All were
 developed on the project's own development wordings (`tests/evidence/injection_wordings.py`) and
 SciFact, Citation-Integrity and Check-COVID sentences, and are measured, never tuned, on held-out
 wordings; every PubMedQA context sentence checks the false-positive rate (`benchmarks/injection.py`).
@@ -21,9 +23,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evidence.injection_classifier import classifier, normalised
+from evidence.injection_classifier import MIN_CLASSIFIED_WORDS, classifier, normalised
+from evidence.injection_semantic import semantic_flags
 
 CLASSIFIER_SIGNAL = "classifier"
+SEMANTIC_SIGNAL = "meaning"  # the semantic classifier (evidence.injection_semantic)
 
 # Whoever a planted instruction speaks to. "model" and "assistant" alone are ordinary words in
 # abstracts (a regression model, a physician assistant); they count only where addressed.
@@ -240,15 +244,29 @@ SIGNALS: dict[str, re.Pattern[str]] = {
     ),
 }
 
-# Zero-width and other invisible characters that could split a trigger word.
+
+def _classified(sentence: str, lowered: str) -> tuple[bool, bool]:
+    """Return (the lexical classifier flags it, the semantic classifier flags it); fragments are left to the rules."""
+    if len(lowered.split()) < MIN_CLASSIFIED_WORDS:
+        return False, False
+    lexical = classifier()
+    score = lexical.lowered_score(lowered)
+    if score >= lexical.threshold:
+        return True, False
+    return False, semantic_flags(sentence, score)
+
+
 def instruction_signals(sentence: str) -> list[str]:
     """Return the names of the signals that mark `sentence` as an instruction (empty for ordinary prose)."""
     lowered = normalised(sentence).lower()
     if not lowered:
         return []
     found = [name for name, pattern in SIGNALS.items() if pattern.search(lowered)]
-    if classifier().flags_lowered(lowered):
+    lexical, semantic = _classified(sentence, lowered)
+    if lexical:
         found.append(CLASSIFIER_SIGNAL)
+    if semantic:
+        found.append(SEMANTIC_SIGNAL)
     return found
 
 
@@ -258,7 +276,9 @@ def is_instruction(sentence: str) -> bool:
     lowered = normalised(sentence).lower()
     if not lowered:
         return False
-    return classifier().flags_lowered(lowered) or any(pattern.search(lowered) for pattern in SIGNALS.values())
+    if any(pattern.search(lowered) for pattern in SIGNALS.values()):
+        return True
+    return any(_classified(sentence, lowered))  # the semantic half embeds the sentence: asked last
 
 
 def is_role_marker(text: str) -> bool:

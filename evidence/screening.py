@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from evidence import injection, injection_classifier, sentences
+from django.conf import settings
+
+from evidence import injection, injection_classifier, injection_semantic, sentences
 from evidence.injection import is_instruction, is_role_marker
 from evidence.sentences import split_sentences
 
@@ -76,10 +78,13 @@ def screening_version() -> str:
     """Return a fingerprint of everything `without_instructions` depends on: this module, the sentence splitter, the
     detector's rules and code, and its trained weights. A text screened under another version is read again."""
     digest = hashlib.sha256()
-    modules = (sys.modules[__name__], sentences, injection, injection_classifier)
+    modules = (sys.modules[__name__], sentences, injection, injection_classifier, injection_semantic)
     model = injection_classifier.MODEL_DIR
-    for path in (*(Path(str(module.__file__)) for module in modules), model / "weights.npz", model / "metadata.json"):
+    files = (model / "weights.npz", model / injection_semantic.SEMANTIC_FILE, model / "metadata.json")
+    for path in (*(Path(str(module.__file__)) for module in modules), *files):
         digest.update(path.read_bytes())
+    # The semantic half reads the embedder's vectors: another embedding model is another screening.
+    digest.update(str(getattr(settings, "EMBEDDING_MODEL", "")).encode())
     return digest.hexdigest()[:32]
 
 

@@ -4,7 +4,7 @@
     python -m training.injection --check    # the same, printing the figures without writing anything
 
 Positives are the project's own injection wordings that are no longer held out (the development
-grammar, the prose development style and the four earlier held-out sets,
+grammar, the prose development style and the five earlier held-out sets,
 `tests/evidence/injection_wordings.py`); negatives are real abstract sentences and their clauses (the
 detector scores a sentence and each of its clauses, `evidence.injection_classifier.clauses`): the SciFact
 corpus, the Citation-Integrity corpus and the Check-COVID corpus (../shared/data, never copied). Each
@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 from evidence.injection_classifier import MODEL_DIR, clauses, feature_indices, normalised  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
+from training.injection_semantic import file_sha256, product_embedder, train_semantic  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -177,16 +178,22 @@ def _threshold(scores: np.ndarray, max_fpr: float) -> float:
     return float(ordered[allowed] + 1e-4)
 
 
-def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
-    """Run the style check and the final fit; return the model."""
-    started = time.monotonic()
+def _positive_sets() -> tuple[list[str], list[str], list[str]]:
+    """Return the positives: the development wordings, the earlier former held-out sets, and the latest one."""
     development = [*wordings.development_wordings(), *wordings.development_prose_wordings()]
     earlier = [
         *wordings.first_held_out_wordings(),
         *wordings.second_held_out_wordings(),
         *wordings.third_held_out_wordings(),
+        *wordings.fourth_held_out_wordings(),
     ]
-    latest = wordings.fourth_held_out_wordings()
+    return development, earlier, wordings.fifth_held_out_wordings()
+
+
+def train(settings: TrainingSettings, *, dimension: int) -> TrainedModel:
+    """Run the style check and the final fit; return the model."""
+    started = time.monotonic()
+    development, earlier, latest = _positive_sets()
     benign_train, benign_validation = _benign_split(settings)
     negatives = _with_clauses(benign_train)
     print(f"positives: development {len(development)}, earlier held-out sets {len(earlier)}, latest {len(latest)}")
@@ -232,7 +239,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from evidence.injection_classifier import DIMENSION
 
-    model = train(TrainingSettings(), dimension=DIMENSION)
+    settings = TrainingSettings()
+    model = train(settings, dimension=DIMENSION)
+    benign_train, benign_validation = _benign_split(settings)
+    # As shipped (float16) and as the detector scores a sentence: the gate is a score the detector computes.
+    shipped = model.weights.astype(np.float32)
+    semantic_arrays, semantic_metadata = train_semantic(
+        positives=[sentence for positives in _positive_sets() for sentence in positives],
+        benign_train=benign_train,
+        benign_validation=benign_validation,
+        lexical_scores=lambda sentences: _sentence_scores(shipped, model.bias, sentences),
+        embed=product_embedder(),
+    )
     if args.check:
         return
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
@@ -242,8 +260,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         bias=np.float32(model.bias),
         threshold=np.float32(model.threshold),
     )
-    (MODEL_DIR / "metadata.json").write_text(json.dumps(model.metadata, indent=2) + "\n")
-    print(f"wrote {MODEL_DIR / 'weights.npz'} and metadata.json")
+    np.savez_compressed(MODEL_DIR / "semantic.npz", allow_pickle=False, **semantic_arrays)
+    semantic_metadata["sha256"] = file_sha256(MODEL_DIR / "semantic.npz")
+    metadata = {**model.metadata, "semantic": semantic_metadata}
+    (MODEL_DIR / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    print(f"wrote {MODEL_DIR / 'weights.npz'}, semantic.npz and metadata.json")
 
 
 if __name__ == "__main__":

@@ -33,11 +33,11 @@ from evidence.claims import (
 )
 from evidence.claims.splitting import plain_text
 from evidence.claims.verdicts import CONTRADICTED, NOT_ENOUGH_INFO, SUPPORTED
+from evidence.embedding import embedder
 from evidence.services.cited_sources import (
     KINDS,
     Resolution,
     cited_sources_resolve,
-    claim_embedder,
     identifier_key,
     identifier_label,
     identifier_url,
@@ -245,7 +245,7 @@ def claim_verdict(claim: str, passages: Sequence[PassageText], *, cache: Passage
     quoted = verbatim_quote(claim, passages)
     if quoted is not None:
         return ClaimVerdict(True, [quoted], "the cited source says this word for word", verdict=SUPPORTED, score=1.0)
-    return judge_claim(claim, passages, embed=claim_embedder(), cache=cache)
+    return judge_claim(claim, passages, embed=embedder(), cache=cache)
 
 
 def status_for_verdict(verdict: str) -> str:

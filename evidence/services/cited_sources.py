@@ -2,8 +2,8 @@
 
 The library's studies are read here. Stored PubMed abstracts (fetched from PubMed when missing) and
 cached ClinicalTrials.gov records belong to apps above this one (imports run research → chat →
-pubmed / trials → evidence), so those apps register their lookups, and PubMed its embedder, from
-`AppConfig.ready()` — as `evidence.identifier_checks` does for the admin's identifier check.
+pubmed / trials → evidence), so those apps register their lookups from `AppConfig.ready()` (and PubMed its
+embedder, `evidence.embedding`) — as `evidence.identifier_checks` does for the admin's identifier check.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q
 
 from evidence import identifiers
-from evidence.claims import Embed, PassageText
+from evidence.claims import PassageText
 from evidence.findings import citable_text
 from evidence.models import Study
 from evidence.selectors import with_findings
@@ -41,7 +40,6 @@ class CitedSource:
 # A lookup takes comparison keys of one kind (see `identifier_key`) and returns those it found.
 SourceLookup = Callable[[Sequence[str]], dict[str, CitedSource]]
 _lookups: dict[str, dict[str, SourceLookup]] = {}
-_embedders: dict[str, Embed] = {}
 
 
 def cited_source_lookup_register(*, kind: str, lookup: SourceLookup) -> None:
@@ -52,21 +50,6 @@ def cited_source_lookup_register(*, kind: str, lookup: SourceLookup) -> None:
     if kind not in KINDS:
         raise ValueError(f"Unknown identifier kind {kind!r}; use one of {', '.join(KINDS)}.")
     _lookups.setdefault(kind, {})[f"{lookup.__module__}.{lookup.__qualname__}"] = lookup
-
-
-def claim_embedder_register(embed: Embed) -> None:
-    """Make `embed` (texts → unit vectors) the embedder the citation checker gives `judge_claim`."""
-    _embedders["default"] = embed
-
-
-def claim_embedder() -> Embed:
-    """Return the registered embedder, or raise ImproperlyConfigured when no installed app provides one."""
-    try:
-        return _embedders["default"]
-    except KeyError:
-        raise ImproperlyConfigured(
-            "No claim embedder is registered: the pubmed app registers one on start-up; add it to INSTALLED_APPS."
-        ) from None
 
 
 def identifier_key(kind: str, value: str) -> str:

@@ -17,8 +17,9 @@ from tests.evidence.injection_wordings import (
     third_held_out_wordings,
 )
 
-# Measured when the eighth-style held-out set was first scored, before any change (stop 34): 244 of 320 flagged.
-HELD_OUT_FLAGGED_FLOOR = 244
+# The eighth-style held-out set, stop 34 (benchmarks/README.md): 244 of 320 flagged when first scored, before any
+# change; 239 with the lexical classifier retrained on the seventh style alone; 275 with the semantic half added.
+HELD_OUT_FLAGGED_FLOOR = 275
 MAX_PUBMEDQA_FALSE_POSITIVE_RATE = 0.001
 
 
@@ -30,13 +31,14 @@ def _learnt_wordings() -> list[str]:
         *second_held_out_wordings(),
         *third_held_out_wordings(),
         *fourth_held_out_wordings(),
+        *fifth_held_out_wordings(),
     ]
 
 
 def test_held_out_wordings_are_distinct_from_every_set_the_detector_learnt_from():
     held_out = held_out_wordings()
     assert len(held_out) == HELD_OUT_SIZE >= 200
-    assert not set(held_out) & set(_learnt_wordings() + fifth_held_out_wordings())
+    assert not set(held_out) & set(_learnt_wordings())
 
 
 def test_held_out_injections_are_flagged_at_least_as_often_as_when_first_measured():
@@ -44,7 +46,7 @@ def test_held_out_injections_are_flagged_at_least_as_often_as_when_first_measure
     assert flagged >= HELD_OUT_FLAGGED_FLOOR
 
 
-@pytest.mark.xfail(strict=True, reason="open: 76 of 320 held-out wordings pass the detector")
+@pytest.mark.xfail(strict=True, reason="open: 45 of 320 held-out wordings pass the detector")
 def test_no_held_out_injection_passes():
     assert [sentence for sentence in held_out_wordings() if not is_instruction(sentence)] == []
 
