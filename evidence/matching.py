@@ -21,6 +21,20 @@ class Phrased(Protocol):
     def forms(self) -> tuple[tuple[str, ...], ...]: ...
 
 
+# Stems spelt with "-ise" in British English ("randomised"), "-ize" in American.
+_ISE_STEMS = (
+    "randomi",
+    "minimi",
+    "maximi",
+    "optimi",
+    "hospitali",
+    "immuni",
+    "stabili",
+    "characteri",
+    "organi",
+    "recogni",
+    "utili",
+)
 # British spellings folded into American ones before matching ("anaesthesia" = "anesthesia").
 _SPELLINGS = [
     (re.compile(pattern), replacement)
@@ -47,17 +61,26 @@ _SPELLINGS = [
             r"\b(\w*(?:model|label|signal|travel|cancel|counsel|fuel|channel|level|tunnel|dial|total))l(ing|ed)\b",
             r"\1\2",
         ),
-        (
-            r"\b(randomi|minimi|maximi|optimi|hospitali|immuni|stabili|characteri|organi|recogni|utili)s(e|ed|es|ing)\b",
-            r"\1z\2",
-        ),
+        (rf"\b({'|'.join(_ISE_STEMS)})s(e|ed|es|ing)\b", r"\1z\2"),
     )
 ]
+
+
+# Text every spelling above needs (a literal, "lling"/"lled", or a stem before its "s"): most texts hold none, and
+# these substring checks cost far less than the twenty substitutions.
+_SPELLING_TRACES = (
+    *(pattern.pattern for pattern, _ in _SPELLINGS[:-2]),
+    "lling",
+    "lled",
+    *(f"{stem_}s" for stem_ in _ISE_STEMS),
+)
 
 
 def fold(text: str) -> str:
     """Return `text` normalised for matching: Unicode NFKC, lower case, British spellings made American."""
     text = unicodedata.normalize("NFKC", text).lower()
+    if not any(trace in text for trace in _SPELLING_TRACES):
+        return text
     for pattern, replacement in _SPELLINGS:
         text = pattern.sub(replacement, text)
     return text

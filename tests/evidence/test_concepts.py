@@ -102,6 +102,29 @@ def test_british_spellings_fold_to_american():
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Anaemia in oesophageal cancer; oestrogen; orthopaedic; gynaecology; foetal; colour; labour; fibre; centre",
+        "Ageing and hospitalisation; the modelling, labelled, signalling and travelled cases; cancelled visits",
+        "Randomised, minimised, maximises, optimising, immunised, stabilised, characterise, organised, recognised",
+        "utilising the tumours' behaviour",
+        "No British spelling here at all.",
+    ],
+)
+def test_fold_skips_the_substitutions_only_where_none_applies(text):
+    # `fold` checks for a trace of any spelling first; the result must be the substitutions' own.
+    import unicodedata
+
+    from evidence.matching import _SPELLINGS
+
+    expected = unicodedata.normalize("NFKC", text).lower()
+    for pattern, replacement in _SPELLINGS:
+        expected = pattern.sub(replacement, expected)
+    assert fold(text) == expected
+    assert fold(text) != text.lower() or text.startswith("No British")
+
+
+@pytest.mark.parametrize(
     ("word", "text", "found"),
     [
         ("laparoscopy", "Laparoscopic cholecystectomy was performed early.", True),
