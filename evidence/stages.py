@@ -65,7 +65,7 @@ def stage_spans(text: str) -> list[tuple[int, int]]:
 
 def question_stage(question: str) -> int | None:
     """Return the patient's stage (1 to 4) when the question names exactly one, else None."""
-    found = set().union(*_readings(question)) if _readings(question) else set()
+    found: set[int] = set().union(*_readings(question))
     return next(iter(found)) if len(found) == 1 else None
 
 

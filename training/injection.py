@@ -36,7 +36,8 @@ if str(ROOT) not in sys.path:
 
 from evidence.injection_classifier import MODEL_DIR, clauses, feature_indices, normalised  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
-from training.injection_semantic import file_sha256, product_embedder, train_semantic  # noqa: E402
+from training.export import file_sha256  # noqa: E402
+from training.injection_semantic import product_embedder, train_semantic  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ validation sentences through, a budget of its own beside the lexical classifier'
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -116,8 +115,3 @@ def train_semantic(
         "training_recall": round(train_recall, 4),
     }
     return arrays, metadata
-
-
-def file_sha256(path: os.PathLike[str]) -> str:
-    with open(path, "rb") as stored:
-        return hashlib.sha256(stored.read()).hexdigest()
