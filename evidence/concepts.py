@@ -15,11 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from evidence import durations, stages
+from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated, regimen_spans
 from evidence.sentences import split_sentences
-from evidence.text import STOPWORDS, roman_value, stem, tokens
+from evidence.text import STOPWORDS, is_disease, is_intervention, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 __all__ = [
@@ -80,6 +81,17 @@ class Concept:
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
+
+    def names_intervention(self) -> bool:
+        """Return True for a topic written or spelled out as a drug or procedure ("steroids", "PPI" as proton pump
+        inhibitors) and never as a disease ("DU" is a duodenal ulcer). The head noun decides: "MRSA",
+        methicillin-resistant Staphylococcus aureus, is an organism, though it names a drug."""
+        wordings = [self.label, *(" ".join(form) for form in self.forms if form)]
+        return (
+            self.role == TOPIC
+            and any(is_intervention(text.split()[-1]) for text in wordings if text.split())
+            and not any(is_disease(text) for text in wordings)
+        )
 
 
 def asking_part(question: str) -> str:
@@ -264,6 +276,34 @@ def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool
         return list(concepts)
     case = len(question.split()) >= CASE_WORDS
     return [c for c in concepts if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))]
+
+
+def unanswered_parts(
+    question: str,
+    concepts: Sequence[Concept],
+    sentences: Sequence[str],
+    *,
+    names: frozenset[str] | set[str] = frozenset(),
+) -> list[str]:
+    """Return what a question about a condition asks of it - the drug or procedure it names ("steroids" in
+    "steroids for severe CAP?") - when none of `sentences` speaks to any of it, else [].
+
+    The sources were admitted for the condition and may mention the drug ("does not endorse corticosteroids" in
+    a guideline's description) without a finding on it being quoted; the nearest finding on something else does
+    not answer the question. The decision tags are not read here: their findings word them in many ways ("good
+    clinical outcomes" for prognosis), and the judge step already required the sources to address them. A study
+    the question names is a source, and a kidney stage the patient's detail.
+    """
+    if not any(c.role == CONDITION for c in concepts):
+        return []
+    asked = [
+        c
+        for c in clinical_parts(question, concepts)
+        if c.names_intervention() and c.label.lower() not in names and kidney_range(c.label) is None
+    ]
+    index = TextIndex(" ".join(sentences))
+    missing = [c.label for c in asked if not index.covers(c)]
+    return missing if asked and len(missing) == len(asked) else []
 
 
 def clinical_question(question: str, concepts: Sequence[Concept]) -> str:

@@ -4,8 +4,9 @@
   meta-analysis - directly address the question's condition and decision, and the shown claims
   are supported by what they cite.
 - YELLOW: the answer rests on a single primary study, addresses the question only in part (the
-  reasons say which part: a condition or decision no cited source covers, or the dose, duration,
-  drug or threshold the question asks for and no cited source states), or lost claims to
+  reasons say which part: a condition or decision no cited source covers, what the question asks
+  about - its decision, the drug or test it names - when no shown finding speaks to it, or the dose,
+  duration, drug or threshold the question asks for and no cited source states), or lost claims to
   verification.
 - RED: nothing cited addresses the question (the answer abstains).
 
@@ -50,6 +51,7 @@ def rate_confidence(
     claims_shown: int = 0,
     claims_removed: int = 0,
     unstated: Sequence[str] = (),
+    unanswered: Sequence[str] = (),
 ) -> Confidence:
     """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it."""
     if abstained:
@@ -59,7 +61,14 @@ def rate_confidence(
         return Confidence(RED, ["none of the cited sources addresses the question"])
     direct = [source for source in on_topic if source.direct]
     reasons: list[str] = []
-    if len(direct) >= 2:
+    if unanswered:
+        # The sources are about the question's condition, but no shown finding speaks to what it asks about.
+        level = YELLOW
+        reasons.append(
+            "the cited evidence addresses the question only in part: no shown finding speaks to "
+            + ", ".join(unanswered)
+        )
+    elif len(direct) >= 2:
         level = GREEN
         reasons.append(f"{len(direct)} independent sources directly address the question's condition and decision")
     elif any(source.synthesis for source in direct):

@@ -6,7 +6,8 @@ Score 0-100 with a level:
 
 Three or more anchor studies for the question's scenario guarantee at least 70. The live PubMed
 search runs only when the score is below 50 *and* no anchor pack matched; when an anchor pack
-matched but the score is still low, the remedy is to rerank with tags first, not to search. If
+matched but the score is still low, the remedy is to rerank with tags first, not to search. It also runs
+when no admitted source speaks to the drug or procedure the question asks about, whatever the score. If
 scoring itself fails, the verdict is "limited" and the live search is allowed.
 """
 
@@ -58,9 +59,12 @@ def score_sufficiency(
     direct_sources: int = 0,
     direct_syntheses: int = 0,
     direct_needed: int = DIRECT_SOURCES_SUFFICE,
+    unaddressed: Sequence[str] = (),
 ) -> Sufficiency:
-    """Return the sufficiency of the ranked evidence, given how many anchor studies matched and how many
-    admitted sources (of them syntheses) address the question directly."""
+    """Return the sufficiency of the ranked evidence, given how many anchor studies matched, how many admitted
+    sources (of them syntheses) address the question directly, and what the question asks about (the drug or
+    procedure it names) that no admitted source speaks to - then the score does not suffice, and neither does an
+    anchor pack: the pack is about the scenario ("antibiotics in CAP"), not what was asked ("steroids")."""
     relevant = [r for r in ranked if r.score >= 50]
     reviews = sum(1 for r in relevant if r.candidate.is_review)
     trials = sum(1 for r in relevant if r.candidate.is_primary_study)
@@ -79,18 +83,19 @@ def score_sufficiency(
         parts.append(f"{anchor_count} anchor stud(ies) for the scenario")
     score = min(score, 100)
 
-    if score >= EXTERNAL_SEARCH_BELOW:
+    if unaddressed:
+        external, reason = True, f"no admitted source speaks to {', '.join(unaddressed)}"
+    elif score >= EXTERNAL_SEARCH_BELOW:
         external, reason = False, f"score {score} ≥ {EXTERNAL_SEARCH_BELOW}: stored evidence suffices"
     elif anchor_count:
         external, reason = False, "an anchor pack matched: rerank with tags first instead of searching"
     elif direct_syntheses:
-        external, reason = False, (
-            f"{direct_syntheses} review or guideline directly addresses the question: stored evidence suffices"
+        external, reason = (
+            False,
+            (f"{direct_syntheses} review or guideline directly addresses the question: stored evidence suffices"),
         )
     elif direct_sources >= direct_needed:
-        external, reason = False, (
-            f"{direct_sources} sources directly address the question: stored evidence suffices"
-        )
+        external, reason = False, (f"{direct_sources} sources directly address the question: stored evidence suffices")
     else:
         external, reason = True, f"score {score} < {EXTERNAL_SEARCH_BELOW} and no anchor pack matched"
     return Sufficiency(
@@ -104,7 +109,7 @@ def score_sufficiency(
         matching_trials=trials,
         external_search=external,
         external_search_reason=reason,
-        rerank_with_tags_first=bool(anchor_count) and score < EXTERNAL_SEARCH_BELOW,
+        rerank_with_tags_first=bool(anchor_count) and score < EXTERNAL_SEARCH_BELOW and not unaddressed,
     )
 
 

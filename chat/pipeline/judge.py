@@ -58,6 +58,7 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
         direct_sources=len(direct),
         direct_syntheses=sum(1 for judgement in direct if judgement.synthesis),
         direct_needed=run.settings.live_search_direct_sources,
+        unaddressed=run.unaddressed(admitted),
     )
     run.kept = [item.candidate.key for item in ranking.items]
     rejected = [j for j in judgements.values() if not j.addresses]
@@ -103,8 +104,7 @@ def _flag_other_populations(run: AnswerRun) -> None:
     for source, study in run.library_sources:
         if source.findings:
             findings = tuple(
-                replace(f, other_population=vocabulary.about_sibling(f.shown, subjects, asked))
-                for f in source.findings
+                replace(f, other_population=vocabulary.about_sibling(f.shown, subjects, asked)) for f in source.findings
             )
             source = replace(source, findings=findings)
         flagged.append((source, study))

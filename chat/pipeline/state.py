@@ -18,7 +18,7 @@ from chat.trace import Trace
 from evidence.citations.verify import VerifiedAnswer
 from evidence.claims.checker import ClaimRecord, SupportChecker
 from evidence.classification import Classification
-from evidence.concepts import Concept, Lexicon
+from evidence.concepts import Concept, Lexicon, unanswered_parts
 from evidence.decomposition import SubQuery
 from evidence.followup import FollowUp
 from evidence.models import Study
@@ -147,6 +147,14 @@ class AnswerRun:
         if self.pico is None or self.vocabulary is None:
             raise RuntimeError("The understand step has not run for this question.")
         return self.pico
+
+    def unaddressed(self, admitted: set[str]) -> list[str]:
+        """Return what the question asks about (the drug it names) that none of the `admitted` sources speaks to:
+        a library study by its curated findings (its description only helps find it), an abstract by its text."""
+        sources = [source for source, _ in self.library_sources] + self.retrieved
+        texts = [" ".join(f.shown for f in s.findings) or s.text for s in sources if s.doc_id in admitted]
+        names = {name.lower() for study in self.library for name in (study.study_name, *study.aliases) if name}
+        return unanswered_parts(self.question, self.concepts, texts, names=names) if texts else []
 
     def approved(self) -> list[EvidenceSource]:
         """Return the admitted sources, best first."""

@@ -9,7 +9,7 @@ from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers, asked_for
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, clinical_parts, joined_phrases
+from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, clinical_parts, joined_phrases, unanswered_parts
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -100,6 +100,10 @@ def confidence(run: AnswerRun) -> TraceStep:
         for kind in asked_for(run.question)
         if not any(answers(kind, sentence, run.concepts) for sentence in stated_sentences)
     ]
+    # What the question asks about (its decision, the drug it names) that no shown finding speaks to.
+    library = run.evidence.library if run.evidence else []
+    names = {name.lower() for s in [*library, *sources] for name in (s.study_name, *s.names) if name}
+    unanswered = unanswered_parts(run.question, run.concepts, stated_sentences, names=names) if stated_sentences else []
     rated = rate_confidence(
         cited=cited,
         format_floor=verified.confidence,
@@ -107,6 +111,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         claims_shown=len(shown),
         claims_removed=sum(1 for removal in run.claims_removed if removal["kind"] == "claim"),
         unstated=unstated,
+        unanswered=unanswered,
     )
     run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(
@@ -145,7 +150,8 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     # source covers is named with the words it is written with: "mechanical mitral valve", not "mitral".
     uncovered = [c.label.lower() for c in unaddressed if c.role == TOPIC]
     joined = [
-        phrase for phrase in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])
+        phrase
+        for phrase in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])
         if any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", phrase.label.lower()) for word in uncovered)
     ]
     # An abbreviation read in its sense ("MS (mitral stenosis)") names a clinical term: it comes before plain words,

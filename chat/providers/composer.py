@@ -20,7 +20,7 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import durations, stages
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
-from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts
+from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
 from evidence.sentences import split_sentences
@@ -343,8 +343,30 @@ def compose_answer(
     assert lead is not None
     taken = [lead.words]
     rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)
+    quoted = [lead, *rest]
+    # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
+    stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in quoted)}
+    # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
+    names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
+    # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
+    # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
+    kidney = question_range(question)
+    kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in quoted)
+    open_concepts = [
+        c
+        for c in clinical_parts(question, concepts)
+        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
+        and c.label.lower() not in names
+        and c.role != POPULATION
+        and not (kidney_fitted and question_range(c.label) is not None)
+    ]
+    unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], names=names)
     finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
-    if unstated and unstated == asks:
+    if unspoken:
+        # The sources are about the condition, but none of the quoted findings speaks to what the question asks about.
+        gap = f"The cited evidence gives no finding on {_join(unspoken)}."
+        parts = [f"**Bottom line:** {gap} Nearest finding: {finding}"]
+    elif unstated and unstated == asks:
         # Nothing cited states what was asked: the answer says so first, then gives the nearest finding.
         parts = [
             f"**Bottom line:** The cited evidence does not state {_join([ASK_WORDS[k] for k in unstated])}. "
@@ -357,24 +379,8 @@ def compose_answer(
     if rest:
         parts.append("### Evidence")
         parts.append("\n".join(f"- {_label(c)}{_with_citation(c.sentence, c.source)}" for c in rest))
-    cited = {c.source.doc_id for c in [lead, *rest]}
+    cited = {c.source.doc_id for c in quoted}
     texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
-    # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
-    stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in [lead, *rest])}
-    # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
-    names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
-    # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
-    # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
-    kidney = question_range(question)
-    kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in [lead, *rest])
-    open_concepts = [
-        c
-        for c in clinical_parts(question, concepts)
-        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
-        and c.label.lower() not in names
-        and c.role != POPULATION
-        and not (kidney_fitted and question_range(c.label) is not None)
-    ]
     missing = uncovered(open_concepts, texts) if concepts else []
     if missing:
         parts.append("### What the evidence does not cover")

@@ -291,3 +291,71 @@ def test_patient_details_are_context_never_a_gap():
     assert "heart failure" in gap
     assert "older adults" not in gap and "CKD4" not in gap and "mechanical valve" not in gap
     assert "atrial fibrillation" not in gap
+
+
+def _cap_guideline(*shown):
+    from evidence.findings import CuratedFinding
+
+    return EvidenceSource(
+        doc_id="pmid:31573350",
+        chunk_id="key_finding",
+        origin="library",
+        title="Diagnosis and Treatment of Adults with Community-acquired Pneumonia",
+        pmid="31573350",
+        # The description mentions the drug; only the curated findings are quoted.
+        text="Recommendations for adults with pneumonia; it does not endorse corticosteroids as routine add-ons.",
+        study_name="CAP guideline",
+        approved=True,
+        findings=tuple(CuratedFinding(text, "awaiting review", False, "Q9", "https://example.org/") for text in shown),
+    )
+
+
+@pytest.mark.parametrize(
+    ("findings", "opening"),
+    [
+        # No quoted finding speaks to the drug asked about: the answer says so first, then the nearest finding.
+        (
+            ("In severe pneumonia, give a beta-lactam plus a macrolide.",),
+            "**Bottom line:** The cited evidence gives no finding on steroids. Nearest finding: ",
+        ),
+        # A finding on it leads as usual.
+        (
+            ("In severe pneumonia, give a beta-lactam plus a macrolide.", "Do not routinely give corticosteroids."),
+            "**Bottom line:** **CAP guideline**",
+        ),
+    ],
+)
+def test_a_drug_the_question_asks_about_that_no_quoted_finding_addresses_is_said_first(findings, opening):
+    from evidence.concepts import CONDITION, TOPIC
+
+    question = "Should I give steroids for severe community-acquired pneumonia?"
+    concepts = [
+        Concept("community-acquired pneumonia", CONDITION, (form_of("community-acquired pneumonia"),)),
+        Concept("steroids", TOPIC, (form_of("corticosteroids"), form_of("glucocorticoids"))),
+    ]
+    answer = compose_answer(
+        question=question,
+        evidence=EvidenceSet([_cap_guideline(*findings)]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+        concepts=concepts,
+    )
+    assert answer.startswith(opening)
+    assert ("corticosteroids" in answer) == (len(findings) == 2)
+
+
+@pytest.mark.parametrize(
+    ("label", "spelled", "intervention"),
+    [
+        ("steroids", "corticosteroids", True),
+        ("PPI", "proton pump inhibitor", True),
+        ("DU", "duodenal ulcer", False),  # a disease
+        ("MRSA", "methicillin-resistant Staphylococcus aureus", False),  # an organism, though it names a drug
+        ("ctDNA", "circulating tumour DNA", False),
+    ],
+)
+def test_a_topic_names_an_intervention_by_its_head_noun(label, spelled, intervention):
+    from evidence.concepts import TOPIC
+
+    assert Concept(label, TOPIC, (form_of(spelled),)).names_intervention() is intervention

@@ -74,3 +74,18 @@ def test_when_other_answers_hold_the_ncbi_budget_the_answer_uses_stored_evidence
                                    "was used")
     assert eutils.log == []
     assert [reference["pmid"] for reference in result.references] == [PMID]
+
+
+def test_a_drug_no_library_finding_speaks_to_is_searched_for_and_the_answer_says_so_first(library, eutils, esearch_for):
+    # The CAP guideline is the anchor of the antibiotics scenario and its description mentions corticosteroids,
+    # but none of its curated findings speaks to them.
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(esearch_for([]),
+                                                                           content_type="application/json")
+    result = answer_question(question="Should I give steroids for severe community-acquired pneumonia?")
+
+    steps = _steps(result)
+    assert steps["judge"]["sufficiency"]["external_search_reason"] == "no admitted source speaks to steroids"
+    assert steps["live_search"]["ran"] is True
+    assert result.answer.startswith("**Bottom line:** The cited evidence gives no finding on steroids. Nearest")
+    assert result.confidence == "YELLOW"
+    assert "no shown finding speaks to steroids" in " ".join(result.confidence_reasons)

@@ -30,12 +30,15 @@ def source(name, *, addresses=True, direct=True, synthesis=False, missing=()):
         ([source("A"), source("B")], GREEN, {"claims_shown": 2, "claims_removed": 2}, YELLOW, "2 of 4 statements"),
         ([source("A"), source("B")], GREEN, {"claims_shown": 6, "claims_removed": 1}, GREEN, "directly address"),
         ([source("A"), source("B")], GREEN, {"unstated": ["a dose"]}, YELLOW, "asks for a dose"),
+        # A guideline on the condition whose shown findings say nothing of the drug asked about answers in part only.
+        ([source("G", synthesis=True)], GREEN, {"unanswered": ["steroids"]}, YELLOW, "finding speaks to steroids"),
     ],
 )
 def test_confidence_rules(cited, floor, kwargs, level, reason):
     rated = rate_confidence(cited=cited, format_floor=floor, abstained=kwargs.pop("abstained", False), **kwargs)
     assert rated.level == level
     assert any(reason in text for text in rated.reasons), rated.reasons
+    assert not (kwargs.get("unanswered") and any("directly addresses" in text for text in rated.reasons))
 
 
 def test_zero_citations_is_never_above_red_whatever_the_evidence():

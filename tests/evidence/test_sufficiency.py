@@ -39,3 +39,17 @@ def test_live_search_runs_only_when_stored_evidence_does_not_suffice(
 def test_the_number_of_direct_sources_needed_is_a_setting() -> None:
     verdict = score_sufficiency(anchor_count=0, ranked=[], direct_sources=1, direct_needed=1)
     assert verdict.external_search is False
+
+
+@pytest.mark.parametrize("anchors", [0, 3])
+def test_a_drug_the_question_asks_about_that_no_admitted_source_speaks_to_is_searched_for(anchors: int) -> None:
+    # "Steroids for severe CAP?": the CAP guideline (an anchor of the antibiotics scenario) directly addresses
+    # the condition, but none of its findings speaks to corticosteroids.
+    verdict = score_sufficiency(
+        anchor_count=anchors, ranked=[_ranked(95, review=True)], direct_sources=1, direct_syntheses=1,
+        unaddressed=["steroids"],
+    )
+    assert (verdict.external_search, verdict.external_search_reason) == (
+        True, "no admitted source speaks to steroids"
+    )
+    assert verdict.rerank_with_tags_first is False
