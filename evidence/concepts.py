@@ -177,8 +177,9 @@ def question_concepts(
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
         taken.append(age.span())
-    # The patient's stage ("stage IIIA") and amounts of time ("3 min") are details, not topic words.
-    taken += stages.stage_spans(question) + durations.amount_spans(question)
+    # The patient's stage ("stage IIIA"), amounts of time ("3 min") and, when the question asks what to add, the
+    # regimen the patient is on ("on ARNI, metoprolol, spironolactone - add dapagliflozin?") are details, not topics.
+    taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question)
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
     tagged = {form for concept in concepts for form in concept.forms}

@@ -227,6 +227,20 @@ def test_the_gap_line_never_lists_the_regimen_the_patient_is_already_on(library,
     assert "does not cover" not in result.answer and "do not address" not in result.answer, result.answer
 
 
+def test_the_regimen_named_in_full_does_not_push_the_guideline_under_the_bar(library, eutils):
+    # It used to abstain ("Nothing stored here addresses chronic kidney disease"): the four drugs of the patient's
+    # regimen counted as topics the HF guideline missed, and its score fell to 0.50 < 0.60.
+    question = (
+        "62M HFrEF EF 30% on sacubitril/valsartan, metoprolol, spironolactone - should I add dapagliflozin? eGFR 45"
+    )
+    result = answer_question(question=question)
+    assert not result.abstained, result.answer
+    assert "SGLT2 inhibitor is recommended" in result.answer.split("\n")[0], result.answer
+    assert not {"sacubitril", "metoprolol", "spironolactone"} & set(
+        result.answer.split("### What the evidence")[-1].split()
+    )
+
+
 def test_an_abstention_names_the_condition_not_the_regimen_or_the_next_step(library, eutils):
     # It used to read "Nothing stored here addresses PAH, triple and next step".
     result = answer_question(question="PAH on triple tx, still FC III - next step?")
