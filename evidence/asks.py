@@ -45,7 +45,7 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "timing": (
         re.compile(
-            r"(?:^\W*|[-,;:\u2013\u2014]\s*|\band\s+)when\b|\b(?:how soon|how early|timing)\b"
+            r"(?:^\W*|[-,;:\u2013\u2014]\s*|\band\s+)when\b|\bwhen\s*\?|\b(?:how soon|how early|timing)\b"
             r"|\bhow many (?:days|weeks) (?:after|before)\b",
             re.IGNORECASE,
         ),

@@ -52,6 +52,9 @@ def test_a_follow_up_time_is_read_and_found_in_any_of_its_wordings() -> None:
         ("apixaban 2.5 mg or 5 mg in a dialysis patient", ["dose"]),
         ("AF + CKD4 (eGFR 22), 78F - DOAC or warfarin? apixaban dose?", ["dose"]),
         ("dose and for how long?", ["dose", "duration"]),
+        # "when?" at the end asks when; "when" joining a clause does not.
+        ("restart apixaban after GI bleed when?", ["timing"]),
+        ("Which regimen for H pylori when the ulcer healed?", ["drug"]),
     ],
 )
 def test_what_a_case_asks_is_read_from_its_asking_sentences(question, asks):
