@@ -27,7 +27,9 @@ _STAGE = re.compile(
     re.I,
 )
 _FAILURE = re.compile(
-    r"\b(?:ESRD|ESKD|end-stage (?:renal|kidney)|dialysis|haemodialysis|hemodialysis|on HD|on PD)\b", re.I
+    r"\b(?:ESRD|ESKD|end-stage (?:renal|kidney)|dialysis|haemodialysis|hemodialysis|on HD|on PD"
+    r"|HD[- ](?:patients?|pts?))\b",
+    re.I,
 )
 # In a finding: "CrCl 31-50", "G1-G4", "eGFR of 20 or more", "below CrCl 30", "<30 mL/min". A number counts only
 # next to a kidney measure ("CrCl", "eGFR") or its unit, so "creatinine ≥1.5" and "age ≥80" are not ranges.

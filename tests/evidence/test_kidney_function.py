@@ -17,6 +17,9 @@ from evidence.kidney_function import finding_ranges, fits, question_range
         ("HFpEF, CKD3b, T2DM", (30, 44)),
         ("AF and CKD G3a", (45, 59)),
         ("Is apixaban safe in ESRD on HD?", (0, 14)),
+        # "HD patient" is on haemodialysis; "HD" alone may be something else.
+        ("preferred anticoagulant in HD patient with AF", (0, 14)),
+        ("high-dose HD therapy", None),
         ("Apixaban or warfarin in AF?", None),
         ("Stage 4 colon cancer: adjuvant chemotherapy?", None),
     ],
