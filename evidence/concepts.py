@@ -18,7 +18,15 @@ from evidence import durations, stages
 from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import GENERIC_DECISIONS, Pico, describes_patients, is_modifier, is_negated, regimen_spans
+from evidence.pico import (
+    GENERIC_DECISIONS,
+    Pico,
+    describes_patients,
+    is_modifier,
+    is_negated,
+    measurement_spans,
+    regimen_spans,
+)
 from evidence.sentences import split_sentences
 from evidence.text import STOPWORDS, is_disease, is_intervention, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
@@ -180,6 +188,7 @@ def question_concepts(
     # The patient's stage ("stage IIIA"), amounts of time ("3 min") and, when the question asks what to add, the
     # regimen the patient is on ("on ARNI, metoprolol, spironolactone - add dapagliflozin?") are details, not topics.
     taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question)
+    taken += measurement_spans(question)  # "K 6.1", "Hb 10.4", "EF 30%"
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
     tagged = {form for concept in concepts for form in concept.forms}

@@ -210,6 +210,20 @@ _ADDS = re.compile(
 )
 
 
+# A value measured in the patient: a short name written as an abbreviation, then a number with no dose or time unit
+# ("K 6.1", "Hb 10.4", "EF 30%", "INR 3.5", "ECOG 1"); not a status ("HER2 3+") or a year ("TAVR 2019").
+_MEASUREMENT = re.compile(
+    r"\b[A-Z][A-Za-z0-9]{0,4}(?:\s*[:=]\s*|\s+of\s+|\s+)(?:[<>\u2264\u2265]=?\s*)?(?!(?:19|20)\d\d\b)\d+(?:\.\d+)?\s*%?"
+    r"(?![\w.+-])(?!\s*(?:mg|mcg|\u00b5g|g|units?|IU|mL|L|x|times|min|minutes?|h|hrs?|hours?|d|days?|wks?|weeks?|"
+    r"mos?|months?|y|yrs?|years?)\b)"
+)
+
+
+def measurement_spans(question: str) -> list[tuple[int, int]]:
+    """Return where the question gives a value measured in the patient: a detail of the patient, never a topic."""
+    return [match.span() for match in _MEASUREMENT.finditer(question)]
+
+
 def regimen_spans(question: str) -> list[tuple[int, int]]:
     """Return the spans of the treatments the patient is already on, when the question asks what to add or do next.
 

@@ -351,3 +351,28 @@ def test_a_stage_and_an_amount_of_time_are_details_not_topic_words(seeded):
     topics = {c.label for c in concepts_of("AHRE 3 min on PPM interrogation - anticoagulate?", seeded)}
     assert "min" not in topics
     assert all(c.role != TOPIC or c.label != "min" for c in concepts_of("AHRE 3 min", seeded))
+
+
+@pytest.mark.parametrize(
+    ("question", "values"),
+    [
+        ("Hyperkalemia K 6.1 in CKD, T waves peaked - what to do?", ["K 6.1"]),
+        ("ARC-HBR+ (Hb 10.4) after DES for NSTEMI", ["Hb 10.4"]),
+        ("INR: 3.5 on warfarin, ECOG 1", ["INR: 3.5", "ECOG 1"]),
+        # A dose, an amount of time, a status and a year are not measured values.
+        ("Apixaban 5 mg or 2.5 mg? PCI 2 weeks ago", []),
+        ("HER2 3+ gastric cancer after TAVR 2019", []),
+    ],
+)
+def test_a_value_measured_in_the_patient_is_read_as_such(question, values):
+    from evidence.pico import measurement_spans
+
+    assert [question[start:end] for start, end in measurement_spans(question)] == values
+
+
+def test_a_measured_value_is_a_detail_of_the_patient_not_a_topic(seeded):
+    # The abstention used to read "Nothing stored here addresses ... K and T" for a hyperkalaemia question.
+    labels = {c.label for c in concepts_of("Hyperkalemia K 6.1 in CKD, T waves peaked - what to do?", seeded)}
+    assert "K" not in labels and not any(label.startswith("K ") or label.endswith(" K") for label in labels)
+    labels = {c.label for c in concepts_of("62M HFrEF EF 30% - add dapagliflozin?", seeded)}
+    assert "EF" not in labels and "dapagliflozin" in labels
