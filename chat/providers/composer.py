@@ -67,6 +67,7 @@ MIN_WORDS, MAX_WORDS = 6, 70
 WORDING_BONUS = 0.2
 DECISION_BONUS = 0.15
 PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function, episode duration or disease stage
+LEAD_MARGIN = 0.5  # a lower-ranked source's sentence leads when it scores this much more than the top source's best
 
 
 @dataclass(frozen=True)
@@ -289,9 +290,12 @@ def _bottom_line(
         if stating:
             best = max(stating, key=lambda c: (sum(answers(kind, c.sentence, concepts) for kind in stated), c.score))
             return best, unstated
-    # The most relevant source speaks first: its best result or conclusion leads.
+    # The most relevant source speaks first: its best result or conclusion leads, unless another source's answers
+    # far better ("ARC-HBR major criteria?": the consensus's definition, not the ACS guideline's default DAPT).
     pool = timed or candidates
     top = min(c.rank for c in pool)
+    best = max(pool, key=lambda c: c.score)
+    top = best.rank if best.score >= LEAD_MARGIN + max(c.score for c in pool if c.rank == top) else top
     ordered = sorted(
         (c for c in pool if c.rank == top),
         key=lambda c: (-(c.score + (0.15 if c.is_conclusion else 0.0)), c.sentence),
@@ -362,16 +366,12 @@ def compose_answer(
     ]
     unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], names=names)
     finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
-    if unspoken:
-        # The sources are about the condition, but none of the quoted findings speaks to what the question asks about.
-        gap = f"The cited evidence gives no finding on {_join(unspoken)}."
-        parts = [f"**Bottom line:** {gap} Nearest finding: {finding}"]
-    elif unstated and unstated == asks:
-        # Nothing cited states what was asked: the answer says so first, then gives the nearest finding.
-        parts = [
-            f"**Bottom line:** The cited evidence does not state {_join([ASK_WORDS[k] for k in unstated])}. "
-            f"Nearest finding: {finding}"
-        ]
+    # No quoted finding speaks to the drug asked about, or states what was asked: the answer says so first, then
+    # gives the nearest finding.
+    gap = f"gives no finding on {_join(unspoken)}" if unspoken else ""
+    if gap or (unstated and unstated == asks):
+        gap = gap or f"does not state {_join([ASK_WORDS[k] for k in unstated])}"
+        parts = [f"**Bottom line:** The cited evidence {gap}. Nearest finding: {finding}"]
     else:
         parts = [f"**Bottom line:** {finding}"]
         if unstated:

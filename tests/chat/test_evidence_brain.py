@@ -241,6 +241,15 @@ def test_the_regimen_named_in_full_does_not_push_the_guideline_under_the_bar(lib
     )
 
 
+def test_a_lower_ranked_source_leads_when_its_finding_answers_far_better(library, eutils):
+    # Both are anchor studies of the scenario; the ACS guideline ranks first, and its default-DAPT recommendation
+    # used to lead an answer about the ARC-HBR criteria.
+    result = answer_question(question="what are ARC-HBR major criteria")
+    first = result.answer.split("\n")[0]
+    assert first.startswith("**Bottom line:** **ARC-HBR consensus definition of high bleeding risk**"), first
+    assert "major" in first and "criteria" in first, first
+
+
 def test_an_abstention_names_the_condition_not_the_regimen_or_the_next_step(library, eutils):
     # It used to read "Nothing stored here addresses PAH, triple and next step".
     result = answer_question(question="PAH on triple tx, still FC III - next step?")
