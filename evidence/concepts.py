@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from evidence import durations, stages
 from evidence.kidney_function import question_range as kidney_range
@@ -253,12 +254,6 @@ def question_concepts(
 LONG_QUESTION_WORDS = 15
 
 
-def _only_within(question: str, label: str, spans: Sequence[tuple[int, int]]) -> bool:
-    """Return True when `label` is written in `question` and every time inside one of `spans`."""
-    places = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(label)}(?![\w-])", question, re.IGNORECASE)]
-    return bool(places and spans) and all(any(a <= place < b for a, b in spans) for place in places)
-
-
 def _graded(question: str, label: str) -> bool:
     if label.isupper() and roman_value(label) is not None:
         return True  # a bare Roman numeral is the class or stage of something, never a topic of its own
@@ -274,14 +269,9 @@ def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool
     an answer's sources, admitted for the condition and decision, may still miss what the clinician wrote in
     curated shorthand ("PsA", "CF"); an abstention may miss any of its words ("gout", "colchicine").
     """
-    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part;
-    # so is the regimen the patient is on when the question asks what to add ("on ARNI, BB, MRA - add SGLT2i?").
-    regimen = regimen_spans(question)
-    concepts = [
-        c
-        for c in concepts
-        if c.role != TOPIC or not (_graded(question, c.label) or _only_within(question, c.label, regimen))
-    ]
+    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part
+    # (the regimen the patient is on is no concept at all: `question_concepts`).
+    concepts = [c for c in concepts if c.role != TOPIC or not _graded(question, c.label)]
     if not any(concept.role == CONDITION for concept in concepts):
         return list(concepts)
     case = len(question.split()) >= CASE_WORDS
@@ -293,7 +283,7 @@ def unanswered_parts(
     concepts: Sequence[Concept],
     sentences: Sequence[str],
     *,
-    names: frozenset[str] | set[str] = frozenset(),
+    sources: Sequence[Named] = (),
 ) -> list[str]:
     """Return what a question about a condition asks of it - the drug or procedure it names ("steroids" in
     "steroids for severe CAP?") - when none of `sentences` speaks to any of it, else [].
@@ -302,18 +292,28 @@ def unanswered_parts(
     a guideline's description) without a finding on it being quoted; the nearest finding on something else does
     not answer the question. The decision tags are not read here: their findings word them in many ways ("good
     clinical outcomes" for prognosis), and the judge step already required the sources to address them. A study
-    the question names is a source, and a kidney stage the patient's detail.
+    of `sources` the question names is a source, not a drug, and a kidney stage is the patient's detail.
     """
     if not any(c.role == CONDITION for c in concepts):
         return []
+    names = {name.lower() for source in sources for name in (source.study_name, *source.names) if name}
     asked = [
         c
         for c in clinical_parts(question, concepts)
         if c.names_intervention() and c.label.lower() not in names and kidney_range(c.label) is None
     ]
+    if not asked:
+        return []
     index = TextIndex(" ".join(sentences))
     missing = [c.label for c in asked if not index.covers(c)]
-    return missing if asked and len(missing) == len(asked) else []
+    return missing if len(missing) == len(asked) else []
+
+
+class Named(Protocol):
+    """A source with a study name and other names (`evidence.sources.EvidenceSource`)."""
+
+    study_name: str
+    names: tuple[str, ...]
 
 
 def clinical_question(question: str, concepts: Sequence[Concept]) -> str:

@@ -90,12 +90,10 @@ def score_sufficiency(
     elif anchor_count:
         external, reason = False, "an anchor pack matched: rerank with tags first instead of searching"
     elif direct_syntheses:
-        external, reason = (
-            False,
-            (f"{direct_syntheses} review or guideline directly addresses the question: stored evidence suffices"),
-        )
+        reason = f"{direct_syntheses} review or guideline directly addresses the question: stored evidence suffices"
+        external = False
     elif direct_sources >= direct_needed:
-        external, reason = False, (f"{direct_sources} sources directly address the question: stored evidence suffices")
+        external, reason = False, f"{direct_sources} sources directly address the question: stored evidence suffices"
     else:
         external, reason = True, f"score {score} < {EXTERNAL_SEARCH_BELOW} and no anchor pack matched"
     return Sufficiency(

@@ -151,10 +151,10 @@ class AnswerRun:
     def unaddressed(self, admitted: set[str]) -> list[str]:
         """Return what the question asks about (the drug it names) that none of the `admitted` sources speaks to:
         a library study by its curated findings (its description only helps find it), an abstract by its text."""
-        sources = [source for source, _ in self.library_sources] + self.retrieved
-        texts = [" ".join(f.shown for f in s.findings) or s.text for s in sources if s.doc_id in admitted]
-        names = {name.lower() for study in self.library for name in (study.study_name, *study.aliases) if name}
-        return unanswered_parts(self.question, self.concepts, texts, names=names) if texts else []
+        library = [source for source, _ in self.library_sources]
+        sources = [s for s in library + self.retrieved if s.doc_id in admitted]
+        texts = [" ".join(f.shown for f in s.findings) or s.text for s in sources]
+        return unanswered_parts(self.question, self.concepts, texts, sources=library) if texts else []
 
     def approved(self) -> list[EvidenceSource]:
         """Return the admitted sources, best first."""

@@ -101,9 +101,8 @@ def confidence(run: AnswerRun) -> TraceStep:
         if not any(answers(kind, sentence, run.concepts) for sentence in stated_sentences)
     ]
     # What the question asks about (its decision, the drug it names) that no shown finding speaks to.
-    library = run.evidence.library if run.evidence else []
-    names = {name.lower() for s in [*library, *sources] for name in (s.study_name, *s.names) if name}
-    unanswered = unanswered_parts(run.question, run.concepts, stated_sentences, names=names) if stated_sentences else []
+    named = [*(run.evidence.library if run.evidence else []), *sources]
+    unanswered = unanswered_parts(run.question, run.concepts, stated_sentences, sources=named)
     rated = rate_confidence(
         cited=cited,
         format_floor=verified.confidence,

@@ -364,10 +364,10 @@ def compose_answer(
         and c.role != POPULATION
         and not (kidney_fitted and question_range(c.label) is not None)
     ]
-    unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], names=names)
+    named = [*evidence.library, *admitted]
+    unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)
     finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
-    # No quoted finding speaks to the drug asked about, or states what was asked: the answer says so first, then
-    # gives the nearest finding.
+    # No quoted finding speaks to the drug asked about, or states what was asked: said first, then the nearest finding.
     gap = f"gives no finding on {_join(unspoken)}" if unspoken else ""
     if gap or (unstated and unstated == asks):
         gap = gap or f"does not state {_join([ASK_WORDS[k] for k in unstated])}"
