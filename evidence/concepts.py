@@ -312,8 +312,10 @@ def unanswered_parts(
 class Named(Protocol):
     """A source with a study name and other names (`evidence.sources.EvidenceSource`)."""
 
-    study_name: str
-    names: tuple[str, ...]
+    @property
+    def study_name(self) -> str: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
 
 
 def clinical_question(question: str, concepts: Sequence[Concept]) -> str:
