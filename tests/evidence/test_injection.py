@@ -18,9 +18,8 @@ from tests.evidence.injection_wordings import (
 )
 
 # The eighth-style held-out set, stop 34 (benchmarks/README.md): 244 of 320 flagged when first scored, before any
-# change; 239 with the lexical classifier retrained on the seventh style alone; 275 with the semantic half added;
-# 274 as rebuilt from a clean checkout (stop 35), which ships.
-HELD_OUT_FLAGGED_FLOOR = 274
+# change; 239 with the lexical classifier retrained on the seventh style alone; 275 with the semantic half added.
+HELD_OUT_FLAGGED_FLOOR = 275
 MAX_PUBMEDQA_FALSE_POSITIVE_RATE = 0.001
 
 
@@ -47,7 +46,7 @@ def test_held_out_injections_are_flagged_at_least_as_often_as_when_first_measure
     assert flagged >= HELD_OUT_FLAGGED_FLOOR
 
 
-@pytest.mark.xfail(strict=True, reason="open: 46 of 320 held-out wordings pass the detector")
+@pytest.mark.xfail(strict=True, reason="open: 45 of 320 held-out wordings pass the detector")
 def test_no_held_out_injection_passes():
     assert [sentence for sentence in held_out_wordings() if not is_instruction(sentence)] == []
 
