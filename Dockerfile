@@ -13,7 +13,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY config ./config
 COPY evidence ./evidence
 COPY pubmed ./pubmed
@@ -22,7 +22,7 @@ COPY chat ./chat
 COPY research ./research
 # The CPU build of torch: the default wheel would pull several GB of CUDA libraries.
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
-    && pip install .
+    && pip install -c constraints.txt .
 # EMBEDDING_GPU=1 builds the GPU embedding worker's image (docker-compose.gpu.yml): ONNX Runtime with its
 # CUDA provider in place of the CPU build (the NVIDIA runtime supplies the driver; the wheel brings CUDA 12).
 ARG EMBEDDING_GPU=0

@@ -35,12 +35,13 @@ help:
 	@echo "make verifier  retrain the claim verifier from ../shared/data (about 50 min on 2 cores)"
 	@echo "make smoke   only the production-stack test (gunicorn+uvicorn, Celery worker and beat; part of make test)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch first and pinned: the CPU build; an unpinned resolution pulls GBs of CUDA wheels.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[dev]'
+	# Every version pinned (constraints.txt): the models were built and measured with these.
+	$(PIP) install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)

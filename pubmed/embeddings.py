@@ -191,8 +191,9 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
-        model_path = onnx_model_path(spec.path, name=spec.name, quantise=quantise, cache_dir=cache_dir)
-        self.session = ort.InferenceSession(str(model_path), options, providers=_onnx_providers(device))
+        # The file itself is read by the instruction detector's training, which records its sha256.
+        self.model_path = onnx_model_path(spec.path, name=spec.name, quantise=quantise, cache_dir=cache_dir)
+        self.session = ort.InferenceSession(str(self.model_path), options, providers=_onnx_providers(device))
         if device != "cpu" and "CUDAExecutionProvider" not in self.session.get_providers():
             # ONNX Runtime falls back to the CPU when the CUDA provider cannot start; never do that silently.
             raise EmbeddingConfigError(

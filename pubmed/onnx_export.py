@@ -1,8 +1,8 @@
 """The transformer of an embedding model as a cached, graph-optimised (and int8-quantised) ONNX file.
 
-Exported once per set of weights (keyed by their files' size and mtime and `EXPORT_RECIPE`) under the
-embedder's cache directory; the claim verifier's export (`training/export.py`) reuses the optimise and
-quantise step.
+Exported once per set of weights (keyed by their files' size and mtime, `EXPORT_RECIPE` and the versions of
+the packages that write the file) under the embedder's cache directory; the claim verifier's export
+(`training/export.py`) reuses the optimise and quantise step.
 """
 
 from __future__ import annotations
@@ -25,8 +25,22 @@ logger = structlog.get_logger(__name__)
 EXPORT_RECIPE = "eager-attention-v2"
 
 
+# The packages whose versions change the exported bytes. A stale export from before an upgrade is not reused:
+# the instruction detector's semantic half was trained on vectors from one export (evidence/injection_model).
+EXPORTERS = ("torch", "transformers", "onnx", "onnxruntime")
+
+
 def _weights_fingerprint(path: Path) -> str:
-    digest = hashlib.sha256(f"{path}|{EXPORT_RECIPE}".encode())
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "-"
+
+    exporters = ",".join(f"{package}={installed(package)}" for package in EXPORTERS)
+    digest = hashlib.sha256(f"{path}|{EXPORT_RECIPE}|{exporters}".encode())
     for file in sorted(path.glob("*")):
         if file.is_file() and file.suffix in {".safetensors", ".bin", ".json", ".txt"}:
             stat = file.stat()

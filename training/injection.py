@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 from evidence.injection_classifier import MODEL_DIR, clauses, feature_indices, normalised  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
 from training.export import file_sha256  # noqa: E402
-from training.injection_semantic import product_embedder, train_semantic  # noqa: E402
+from training.injection_semantic import product_embedder, product_embedder_file, train_semantic  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -263,6 +263,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     np.savez_compressed(MODEL_DIR / "semantic.npz", allow_pickle=False, **semantic_arrays)
     semantic_metadata["sha256"] = file_sha256(MODEL_DIR / "semantic.npz")
+    semantic_metadata["embedder"] = product_embedder_file()
     metadata = {**model.metadata, "semantic": semantic_metadata}
     (MODEL_DIR / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     print(f"wrote {MODEL_DIR / 'weights.npz'}, semantic.npz and metadata.json")

