@@ -25,6 +25,7 @@ from evidence.claims import SUPPORTED as SUPPORTED_VERDICT
 from evidence.claims import (
     PassageText as Passage,
 )
+from evidence.claims.judge import SUPPORT_SIMILARITY_FLOOR
 from evidence.claims.numbers import readings_in
 
 DYNAMIC = Passage(
@@ -267,7 +268,8 @@ class _CountingModel:
 
 
 def test_the_model_reads_only_the_units_a_verdict_needs(embed) -> None:
-    """A claim its closest unit supports costs one read; one nothing supports has every candidate read."""
+    """A claim its closest unit supports costs one read; one nothing supports has only its on-topic units read
+    (a contradiction counts only from those)."""
     from evidence.claims import score_claim
 
     supported, passages = SUPPORTED[0]
@@ -281,5 +283,8 @@ def test_the_model_reads_only_the_units_a_verdict_needs(embed) -> None:
 
     counting = _CountingModel()
     unrelated = score_claim("Metformin lowered HbA1c in adolescents.", passages, embed=embed, model=counting)  # type: ignore[arg-type]
-    assert not decide(unrelated, support_threshold=0.4, contradict_threshold=0.7).supported
-    assert counting.read == len(unrelated.candidates) > 1
+    verdict = decide(unrelated, support_threshold=0.4, contradict_threshold=0.7)
+    assert not verdict.supported
+    on_topic = [c for c in unrelated.candidates if c.similarity >= SUPPORT_SIMILARITY_FLOOR]
+    assert counting.read == len(on_topic) < len(unrelated.candidates)
+    assert verdict.score == (max(c.probabilities[2] for c in on_topic) if on_topic else 1.0)
