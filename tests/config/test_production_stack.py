@@ -304,8 +304,11 @@ def test_image_contains_every_app() -> None:
     local_apps = {config.name for config in apps.get_app_configs() if Path(config.path).parent == BASE_DIR}
     assert local_apps == {"evidence", "pubmed", "trials", "chat", "research"}
     assert local_apps <= copied, f"Dockerfile does not copy {sorted(local_apps - copied)}"
-    # The package is installed after the apps are copied, or `pip install .` leaves some out.
-    assert dockerfile.index("pip install .") > max(dockerfile.index(f"COPY {app} ") for app in local_apps)
+    # The package is installed after the apps are copied, or `pip install .` leaves some out, and at the versions
+    # the models were built with (constraints.txt, copied first).
+    install = dockerfile.index("pip install -c constraints.txt .")
+    assert install > max(dockerfile.index(f"COPY {app} ") for app in local_apps)
+    assert re.search(r"^COPY [^\n]*\bconstraints\.txt\b", dockerfile[:install], flags=re.MULTILINE)
 
 
 def test_dockerfile_command_runs_gunicorn_with_uvicorn_workers_on_asgi() -> None:
