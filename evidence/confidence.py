@@ -4,8 +4,8 @@
   meta-analysis - directly address the question's condition and decision, and the shown claims
   are supported by what they cite.
 - YELLOW: the answer rests on a single primary study, addresses the question only in part (the
-  reasons say which part: a condition or decision no cited source covers, what the question asks
-  about - its decision, the drug or test it names - when no shown finding speaks to it, or the dose,
+  reasons say which part: a condition or decision no cited source covers, the drug or procedure a
+  question about a condition names when no shown finding speaks to it, or the dose,
   duration, drug or threshold the question asks for and no cited source states), or lost claims to
   verification.
 - RED: nothing cited addresses the question (the answer abstains).

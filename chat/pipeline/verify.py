@@ -100,7 +100,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         for kind in asked_for(run.question)
         if not any(answers(kind, sentence, run.concepts) for sentence in stated_sentences)
     ]
-    # What the question asks about (its decision, the drug it names) that no shown finding speaks to.
+    # The drug or procedure the question names that no shown finding speaks to (`unanswered_parts`).
     named = [*(run.evidence.library if run.evidence else []), *sources]
     unanswered = unanswered_parts(run.question, run.concepts, stated_sentences, sources=named)
     rated = rate_confidence(
