@@ -54,7 +54,7 @@ browser:
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_evidence
-	$(PY) manage.py ensure_demo_user
+	$(PY) manage.py ensure_demo_user --url http://$(HOST):$(PORT)
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 worker: install

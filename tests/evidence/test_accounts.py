@@ -83,7 +83,10 @@ def test_the_password_file_is_owner_only_from_its_first_moment(mode_watch: type[
 def test_the_demo_account_is_a_curator_not_a_superuser(development: Path, client: Client) -> None:
     UserFactory(username=DEMO_USERNAME, is_staff=True, is_superuser=True)  # as an earlier version made it
     output = StringIO()
-    call_command("ensure_demo_user", stdout=output)
+    call_command("ensure_demo_user", "--url", "http://127.0.0.1:8123/", stdout=output)
+    # The address printed is the one `make run` serves on (PORT=8123 make run), not a fixed 8000.
+    printed = output.getvalue()
+    assert "log in at http://127.0.0.1:8123/accounts/login/ — admin at http://127.0.0.1:8123/admin/" in printed
     assert "a curator: edits the evidence library at /admin/, not users, tokens or lockouts" in output.getvalue()
     demo = get_user_model().objects.get(username=DEMO_USERNAME)
     assert (demo.is_staff, demo.is_superuser, list(demo.groups.values_list("name", flat=True))) == (
