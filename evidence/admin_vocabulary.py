@@ -1,17 +1,18 @@
-"""Admin pages of the vocabulary the answers are judged with: tags, abbreviations, anchor scenarios,
-classification rules and decision aids (registered when `evidence.admin` is loaded)."""
+"""Admin pages of the vocabulary the answers are judged with: tags, abbreviations, the words that name no
+topic, anchor scenarios, classification rules and decision aids (registered when `evidence.admin` is loaded)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import F, Func, Q, QuerySet, TextField, Value
 from django.http import HttpRequest
 from django.utils.html import format_html
 
 from evidence.admin_base import CuratorEditableAdmin
-from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, DecisionAid, Tag
+from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, DecisionAid, Tag, Word, WordClass
 
 
 @admin.register(Tag)
@@ -53,6 +54,39 @@ class AbbreviationAdmin(CuratorEditableAdmin):
     @admin.display(description="read so when the question mentions")
     def context_list(self, obj: Abbreviation) -> str:
         return ", ".join(obj.context) or "(usual reading)"
+
+
+class WordForm(forms.ModelForm):
+    classes = forms.MultipleChoiceField(
+        choices=WordClass.choices, widget=forms.CheckboxSelectMultiple, help_text="Every class the word belongs to."
+    )
+
+    class Meta:
+        model = Word
+        fields = ("text", "classes")
+
+
+class WordClassFilter(admin.SimpleListFilter):
+    title = "class"
+    parameter_name = "class"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return list(WordClass.choices)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(classes__contains=[self.value()]) if self.value() in WordClass.values else queryset
+
+
+@admin.register(Word)
+class WordAdmin(CuratorEditableAdmin):
+    form = WordForm
+    list_display = ("text", "class_list")
+    list_filter = (WordClassFilter,)
+    search_fields = ("text",)
+
+    @admin.display(description="classes")
+    def class_list(self, obj: Word) -> str:
+        return ", ".join(WordClass(name).label.split(" (")[0] for name in obj.classes if name in WordClass.values)
 
 
 @admin.register(AnchorScenario)

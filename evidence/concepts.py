@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from evidence import durations, stages
+from evidence import durations, language, stages
 from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
@@ -29,7 +29,7 @@ from evidence.pico import (
     regimen_spans,
 )
 from evidence.sentences import split_sentences
-from evidence.text import STOPWORDS, is_disease, is_intervention, roman_value, stem, tokens
+from evidence.text import is_disease, is_intervention, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 __all__ = [
@@ -47,28 +47,14 @@ __all__ = [
 
 CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
 
-# Question words that name no topic: how it is asked, not what about.
-_GENERIC_TEXT = """
-    safe safety safer effective effectiveness efficacy efficacious benefit benefits beneficial useful helpful worth
-    better good risk risks harm harmful treat treated treating treatment treatments therapy therapies manage
-    management managed outcome outcomes result results affect affects associated association associate impact
-    influence improve improves improved improvement predict predicts predictor prediction role value indicated
-    necessary needed should would could does do did can may might whether really actually still ever really
-    first choice option options approach strategy strategies work works working help helps start stop give
-    which who what when where why how much many long often dose doses dosing duration mg day days week weeks
-    month months year years old age aged patient patients pts yo versus compared comparison level levels
-    evidence study studies trial trials data effect effects factor factors related relation relationship
-    increase increased decrease decreased reduce reduced lower higher high low rate rates use used using
-    receive receiving received take taking taken prescribe prescribed continue continued switch avoid offer add adding
-    line better best worse prevent prevents preventing
-    enough sufficient sufficiently feasible accurate accurately reliable reliably
-    realistic appropriate appropriately adequate adequately possible possibly worthwhile justified warranted
-    really truly matter matters place way ways lead leads translate translates undergo undergoes undergoing
-    underwent undergone get gets getting got given giving newly recently currently ok okay fine alright acceptable
-    next step steps
-"""
-GENERIC_WORDS = frozenset(_GENERIC_TEXT.split())
-_GENERIC_STEMS = frozenset(stem(word) for word in GENERIC_WORDS | STOPWORDS)
+# The words a question is asked with: none of them is its topic.
+QUESTION_WORDS = (*language.NOT_TOPIC, language.WordClass.ASKING.value)
+
+
+def _question_stems(found: language.Words) -> frozenset[str]:
+    return frozenset(stem(word) for word in found.of(*QUESTION_WORDS))
+
+
 _AGE = re.compile(
     r"\b(?:(?:over|above|older than|aged|age)\s*(?:>|≥|>=)?\s*(\d{2,3})|(\d{2,3})\s*(?:-|\s)?\s*(?:year|yr|y)s?"
     r"(?:\s*-?\s*old)?\b|(\d{2,3})\s*(?:yo|y/o|[mf])\b)",
@@ -131,7 +117,8 @@ def _asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
 
 def _scaffolding(forms: Sequence[tuple[str, ...]]) -> bool:
     """Return True for shorthand that can stand for scaffolding ("s/p" is "after", "pts" "patients"): no topic."""
-    return any(form and set(form) <= _GENERIC_STEMS for form in forms)
+    generic = language.current().derived(_question_stems)
+    return any(form and set(form) <= generic for form in forms)
 
 
 def question_concepts(
@@ -150,6 +137,8 @@ def question_concepts(
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
     asked = _asked_conditions(question, vocabulary)
+    not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
+    generic = language.current().derived(_question_stems)
     for match in vocabulary.matches(question):
         if match.kind not in (DISEASE, DECISION):
             continue
@@ -159,7 +148,7 @@ def question_concepts(
         if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
             continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
         term = vocabulary.terms.get(match.code)
-        own_words = " ".join(w for w in tokens(match.text) if w not in STOPWORDS and stem(w) not in _GENERIC_STEMS)
+        own_words = " ".join(w for w in tokens(match.text) if w not in not_topic and stem(w) not in generic)
         if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):
             own_words = match.text  # a score or a name as written ("HAS-BLED", "CHA2DS2-VASc"), never split
         label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
@@ -176,7 +165,7 @@ def question_concepts(
             phrases += [inner_term.label, *inner_term.synonyms] if inner_term else []
         forms = tuple(
             dict.fromkeys(
-                f for phrase in phrases for f in lexicon.expand(form_of(phrase)) if f and not set(f) <= _GENERIC_STEMS
+                f for phrase in phrases for f in lexicon.expand(form_of(phrase)) if f and not set(f) <= generic
             )
         )
         role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
@@ -217,10 +206,10 @@ def question_concepts(
         index += 1
         # "What's", "patient's": the word before the apostrophe decides.
         lower = re.sub(r"'(?:s|re|ll|ve|d|t|m)$", "", word.lower())
-        if lower in STOPWORDS or lower in GENERIC_WORDS or (len(lower) < 3 and not word.isupper()):
+        if lower in asking or (len(lower) < 3 and not word.isupper()):
             continue
         form = form_of(word)
-        if not form or (len(form) == 1 and form[0] in _GENERIC_STEMS):
+        if not form or (len(form) == 1 and form[0] in generic):
             continue
         if form[0] in {stem(w) for w in OLDER_FORMS}:
             older = True

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from evidence import language
+
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 _SUFFIXES = (
     "ations",
@@ -24,22 +26,6 @@ _SUFFIXES = (
     "es",
     "s",
 )
-
-# Words that carry no topic: question scaffolding and generic clinical words.
-_STOPWORDS_TEXT = """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers how i if in into is it its itself just me more most my no nor
-    not now of off on once only or other our out over own same she should so some such than that the
-    their them then there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your yours
-    patient patients people person adult adults man woman men women year years old case cases
-    evidence study studies data recommend recommended recommends recommendation recommendations
-    guideline guidelines best current currently use using used give given consider considered
-    tell know need needs role value according versus vs compared effect effects
-"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
-
 
 # Roman numerals as written for stages, phases, grades and classes ("stage III", "phase IV", "FC II").
 ROMAN_NUMERALS = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6}
@@ -71,8 +57,9 @@ def stem(word: str) -> str:
 def content_terms(text: str) -> list[str]:
     """Return the stems of the topic words of `text`, in order, without duplicates."""
     seen: dict[str, None] = {}
+    not_topic = language.words(*language.NOT_TOPIC)
     for token in tokens(text):
-        if token in STOPWORDS or len(token) < 2 or token.isdigit():
+        if token in not_topic or len(token) < 2 or token.isdigit():
             continue
         seen.setdefault(stem(token), None)
     return list(seen)

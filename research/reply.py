@@ -33,6 +33,7 @@ from chat.services.conversations import (
     reply_lifecycle,
 )
 from chat.trace import Trace
+from evidence import language
 from evidence.citations.stream import StreamScrubber
 from evidence.claims.checker import ClaimRecord
 from evidence.concepts import Lexicon
@@ -268,6 +269,7 @@ def _reply_core(
     question_message: Message,
 ) -> Iterator[PipelineEvent | Reply]:
     trace = Trace()
+    language.refresh()  # the curated words, read once per reply
     yield StatusEvent("context", f"Reading the {page.title} page")
     context = page.build_context(state=state, user=user)
     trace.add(

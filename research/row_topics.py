@@ -15,28 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from evidence import language
 from evidence.concepts import Concept, Lexicon, TextIndex, coverage, form_of, question_concepts
 from evidence.pico import extract_pico_rules
 from evidence.text import stem
 from evidence.vocabulary import Vocabulary
 from research.context import PageItem
 
-# Words that point at the rows or at how they are asked about, never at what they are about.
-_ROW_WORDS = """
-    loaded load shown show article articles paper papers row rows record records result results item items entry
-    entries publication publications abstract abstracts trial trials study studies list table page these those
-    them ones one there mention mentions mentioned mentioning about discuss discusses discussed report reports
-    reported focus focuses focused include includes included involve involves involved concern concerns concerned
-    address addresses addressed look looks looked examine examines examined investigate investigates investigated
-    test tests tested study studies studied studying
-    evaluate evaluates evaluated enrol enrols enrolled enroll enrolls cover covers covered
-    registered describe describes described consider considers considered deal deals dealt talk talks relate
-    relates many number count how which are any all total
-    phase phases status statuses type types kind kinds design designs journal journals year years dated published
-    publish sponsor sponsors sponsored group groups column columns yes no unclear answer answered
-    search searches searched next tell give explain suggest say says
-"""
-ROW_WORDS = frozenset(stem(word) for word in _ROW_WORDS.split())
+
+def _row_stems(found: language.Words) -> frozenset[str]:
+    """The stems of the words that point at the rows or at how they are asked about, never at what they are about."""
+    return frozenset(stem(word) for word in found.of(language.WordClass.ROWS))
+
+
 # A row addresses a question in prose when it covers at least this share of the topic's concepts.
 ADDRESSES_SHARE = 0.5
 
@@ -95,8 +86,9 @@ def row_topic(
     # A tag concept is labelled as the question words it ("lung cancer", not the tag's "non-small cell lung cancer").
     written = {match.code: match.text for match in vocabulary.matches(text)}
     parts = []
+    row_words = language.current().derived(_row_stems)
     for concept in question_concepts(text, vocabulary=vocabulary, pico=pico, lexicon=lexicon):
-        if all(set(form) <= ROW_WORDS for form in concept.forms[:1]):
+        if all(set(form) <= row_words for form in concept.forms[:1]):
             continue
         if concept.code in written and concept.label == vocabulary.label(concept.code):
             concept = replace(concept, label=written[concept.code])

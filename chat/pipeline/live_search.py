@@ -10,6 +10,7 @@ import structlog
 from django.core.cache import cache
 
 from chat.pipeline.state import AnswerRun, TraceStep, plural
+from evidence import language
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept, joined_phrases
 from evidence.pico import GENERIC_DECISIONS
 from evidence.text import is_disease, is_intervention
@@ -20,19 +21,14 @@ from pubmed.services.ingest import fetch_and_cache, live_search_defer
 
 logger = structlog.get_logger(__name__)
 
-# Words that judge or measure rather than name a topic; in a PubMed phrase they only lose matches
-# ("broken nose satisfactory", "sleep apnoea severity").
-_EVALUATIVE_WORDS = """
-    satisfactory satisfying worth worthwhile adding severity safe safety effective efficacy benefit benefits
-    beneficial useful necessary needed adequate reliable reliably best better optimal recommended protect
-    places totally routine routinely
-"""
-_EVALUATIVE = frozenset(_EVALUATIVE_WORDS.split())
 LIVE_SEARCH_DOWN_KEY = "medcite:pubmed-live-search-down"
 LIVE_SEARCH_BACKOFF_SECONDS = 300
 # Vocabulary synonyms searched per concept besides its label (the query stays readable).
 MAX_SYNONYMS = 3
 MAX_CONDITIONS = 2
+# Words that judge or measure rather than name a topic; in a PubMed phrase they only lose matches
+# ("broken nose satisfactory", "sleep apnoea severity").
+JUDGING = language.WordClass.JUDGING.value
 # Synonyms that are ways of asking ("how long", "which drug"), not wordings of the literature.
 _QUESTION_PHRASE = re.compile(r"^(?:how|which|what|when|why|whether|should|is|are|do|does)\b", re.IGNORECASE)
 
@@ -49,13 +45,9 @@ def live_search_query(run: AnswerRun) -> str:
     outcomes = [part.strip() for part in pico.outcome.split(",") if part.strip()]
     # Topic phrases in question order; "Does X improve Y in Z?" names the intervention first and the
     # condition last. Outcome words join as an optional concept.
-    topics = [
-        c
-        for c in joined_phrases(
-            run.question, [c for c in run.concepts if c.role == TOPIC and c.label.lower() not in _EVALUATIVE]
-        )
-        if c.label.lower() not in outcomes
-    ]
+    judging = language.words(JUDGING)
+    asked = [c for c in run.concepts if c.role == TOPIC and c.label.lower() not in judging]
+    topics = [c for c in joined_phrases(run.question, asked) if c.label.lower() not in outcomes]
     conditions = [c for c in run.concepts if c.role == CONDITION][:MAX_CONDITIONS]
     decisions = [c for c in run.concepts if c.role == DECISION_ROLE]
     # Without a vocabulary tag, a drug-shaped or intervention word is the intervention and a

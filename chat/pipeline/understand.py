@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
+from evidence import language
 from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
@@ -48,6 +49,7 @@ def understand(run: AnswerRun) -> TraceStep:
     run.library = library_studies()
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = Lexicon.load()
+    language.refresh()  # the curated words that name no topic, read once per question (evidence.language)
     read_follow_up(run)
     run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence import durations, stages
+from evidence import durations, language, stages
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
-from evidence.text import STOPWORDS, stems, tokens
+from evidence.text import stems, tokens
 
 _INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")
@@ -187,7 +187,7 @@ def score_sentence(
 
 
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(stems(" ".join(token for token in tokens(text) if token not in STOPWORDS)))
+    return frozenset(stems(" ".join(t for t in tokens(text) if t not in language.words(*language.NOT_TOPIC))))
 
 
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:

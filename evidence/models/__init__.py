@@ -2,6 +2,7 @@
 
 from evidence.models.decision_aids import DecisionAid, _validate_image
 from evidence.models.findings import Finding, ReviewStatus
+from evidence.models.language import Word, WordClass
 from evidence.models.library import (
     EvidenceStrength,
     GuidanceItem,
@@ -27,6 +28,8 @@ __all__ = [
     "StudyKind",
     "Tag",
     "TagKind",
+    "Word",
+    "WordClass",
     # Migration 0003 names this validator by its old path, evidence.models._validate_image.
     "_validate_image",
 ]

@@ -14,13 +14,13 @@ from django.db import models, transaction
 from django.db.models import Q
 
 from evidence import identifiers
+from evidence.language.words import VOCABULARY_PATH
 from evidence.models import EvidenceStrength, GuidanceItem, Study, Tag, TagKind
 from evidence.services.seed_findings import findings_problems, findings_write
 
 _Row = TypeVar("_Row", GuidanceItem, Study)
 
 SEED_PATH = Path(__file__).resolve().parent.parent / "seed" / "landmark_studies.json"
-VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
 # Recorded as the history change reason of every row the seed writes: a row whose latest history entry
 # carries another reason was edited by a curator and is left alone unless overwriting is requested.
 SEED_CHANGE_REASON = "seed_evidence"

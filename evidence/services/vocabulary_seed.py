@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag
+from evidence.language.words import words_by_text
+from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag, Word
 from evidence.services.seed import SEED_CHANGE_REASON, VOCABULARY_PATH, SeedError, edited_by_curator
 
 _Row = TypeVar("_Row", bound=models.Model)
@@ -37,6 +38,7 @@ class VocabularySeedResult:
     scenarios: VocabularyCounts = field(default_factory=VocabularyCounts)
     rules: VocabularyCounts = field(default_factory=VocabularyCounts)
     abbreviations: VocabularyCounts = field(default_factory=VocabularyCounts)
+    words: VocabularyCounts = field(default_factory=VocabularyCounts)
 
 
 def _upsert(
@@ -97,7 +99,7 @@ def _upsert_sense(row: dict[str, Any], counts: VocabularyCounts, overwrite: bool
 
 @transaction.atomic
 def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool = False) -> VocabularySeedResult:
-    """Upsert tags, scenarios, rules and abbreviations; raise SeedError (writing nothing) on a bad file."""
+    """Upsert tags, scenarios, rules, abbreviations and words; raise SeedError (writing nothing) on a bad file."""
     path = path or VOCABULARY_PATH
     try:
         data = json.loads(path.read_text())
@@ -137,4 +139,7 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
         _upsert(ClassificationRule, {"name": row["name"]}, values, result.rules, overwrite_curator_edits)
     for row in data.get("abbreviations", []):
         _upsert_sense(row, result.abbreviations, overwrite_curator_edits)
+    stored = {word.text: word for word in Word.objects.all()}
+    for text, classes in words_by_text(data.get("words", {})):
+        _save(Word, stored.get(text), {"text": text}, {"classes": list(classes)}, result.words, overwrite_curator_edits)
     return result

@@ -6,7 +6,7 @@
 3. If fewer than MIN_RESULTS, broaden once: the model's broader term, or one level up the MeSH tree
    (a qualified name such as "metastatic melanoma" goes to its descriptor "Melanoma"; a descriptor
    goes to its parent). The broader term is accepted only if `drug AND broader` has at least
-   MIN_RESULTS hits and the term is not over-generic (`GENERIC_TERMS`, or a MeSH tree root).
+   MIN_RESULTS hits and the term is not over-generic (a `broad` word of `evidence.language`, or a MeSH tree root).
 Normalisations and counts are cached in the database for `SCOUT_CACHE_SECONDS`, shared by every process.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from evidence import language
 from pubmed.clients import EutilsClient, EutilsError, EutilsUnavailable
 from pubmed.mesh_tree import fold, mesh_tree
 from pubmed.models import ScoutCacheKind
@@ -30,20 +31,12 @@ logger = structlog.get_logger(__name__)
 MIN_RESULTS = 3
 MESH_CANDIDATES = 3  # parents checked at most when broadening along the MeSH tree
 
-# Never an acceptable broader disease: a search on these finds everything the drug was ever tried in.
-GENERIC_TERMS = frozenset(
-    (
-        "cancer", "cancers", "tumor", "tumors", "tumour", "tumours", "neoplasm", "neoplasms", "disease",
-        "diseases", "disorder", "disorders", "syndrome", "syndromes", "infection", "infections", "condition",
-        "conditions", "pain", "illness", "carcinoma", "lesion", "lesions", "inflammation", "failure",
-        "deficiency", "injury", "neoplasms by histologic type", "neoplasms by site", "pathologic processes",
-        "pathological conditions, signs and symptoms", "neoplasms, glandular and epithelial",
-        "neoplasms, germ cell and embryonal", "neoplasms, connective and soft tissue", "chronic disease",
-        "disease attributes", "signs and symptoms", "carcinoma, squamous cell", "adenocarcinoma",
-        "neoplastic processes", "neoplasm metastasis",
-    )
-)
-_GENERIC_FOLDED = frozenset(fold(term) for term in GENERIC_TERMS)
+
+def _broad_folded(found: language.Words) -> frozenset[str]:
+    """Never an acceptable broader disease: a search on these finds everything the drug was ever tried in."""
+    return frozenset(fold(term) for term in found.of(language.WordClass.BROAD))
+
+
 # Stage, course and severity words: a name carrying them is narrower than its MeSH descriptor.
 _QUALIFIERS = re.compile(
     r"(?<![\w-])(?:stage\s+[0-4IV]+[abc]?|grade\s+[0-4IV]+|metastatic|advanced|early|late|refractory|relapsed|recurrent|"
@@ -96,7 +89,7 @@ def clean_disease_name(name: str) -> str:
 
 def is_generic(term: str) -> bool:
     """Return True if `term` is too broad to stand for a disease (blocklisted, or a MeSH tree root)."""
-    return fold(term) in _GENERIC_FOLDED or mesh_tree().is_top_level(term)
+    return fold(term) in language.current().derived(_broad_folded) or mesh_tree().is_top_level(term)
 
 
 def mesh_broader(term: str) -> list[str]:

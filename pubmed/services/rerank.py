@@ -22,6 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import structlog
 from django.conf import settings
 
+from evidence import language
 from pubmed.prompts import RERANK_SCHEMA, JsonCompleter, checked_reply, rerank_prompt
 
 
@@ -47,17 +48,6 @@ COVERAGE_WEIGHT = 0.5
 TITLE_BONUS = 0.5
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
-_STOPWORDS = frozenset(
-    (
-        "a", "an", "and", "are", "as", "at", "be", "been", "being", "by", "can", "could", "did", "do", "does",
-        "for", "from", "had", "has", "have", "how", "if", "in", "into", "is", "it", "its", "may", "might",
-        "more", "most", "no", "not", "of", "on", "or", "our", "should", "such", "than", "that", "the",
-        "their", "them", "then", "there", "these", "they", "this", "those", "to", "was", "we", "were", "what",
-        "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
-    )
-)
-
-
 _ENDING = re.compile(r"(?:ies|es|s|ing|ed)$")
 
 
@@ -68,7 +58,8 @@ def _light_stem(word: str) -> str:
 
 
 def _terms(text: str) -> list[str]:
-    return [_light_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS and len(word) > 1]
+    grammar = language.words(language.WordClass.GRAMMAR)
+    return [_light_stem(word) for word in _WORD.findall(text.lower()) if word not in grammar and len(word) > 1]
 
 
 def lexical_rerank(*, query: str, hits: Sequence[ChunkHit], k: int) -> list[ChunkHit]:

@@ -10,53 +10,14 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from evidence import language
 from evidence.vocabulary import DISEASE, TagMatch, Vocabulary
 from pubmed.query import Concept, build_query
 from research.rules.request import ASKS_FOR_SEARCH, RequestText, free_terms
 
 # Decision-tag matches that only restate the request ("treat", "therapy"): no MeSH block for them.
-GENERIC_DECISION_WORDS = frozenset(
-    [
-        "treat",
-        "treatment",
-        "treatments",
-        "therapy",
-        "therapies",
-        "manage",
-        "management",
-        "start",
-        "initiate",
-        "give",
-        "choose",
-        "choosing",
-        "choice",
-        "preferred",
-        "risk",
-        "predict",
-        "predicts",
-        "detect",
-        "diagnose",
-        "diagnosis",
-        "diagnostic",
-        "monitor",
-        "monitoring",
-        "stop",
-        "omit",
-        "duration",
-        "dose",
-        "dosing",
-        "image",
-        "images",
-        "picture",
-        "photo",
-        "follow-up",
-        "follow",
-        "up",
-        "track",
-        "how",
-        "long",
-    ]
-)
+RESTATING = language.WordClass.RESTATING.value
+
 
 # Publication-type phrases → PubMed [pt] values (longest phrases first).
 PUBLICATION_TYPES: tuple[tuple[str, str, str], ...] = (
@@ -116,10 +77,11 @@ def _publication_types(text: RequestText) -> list[tuple[str, str]]:
 def _tag_groups(text: RequestText, vocabulary: Vocabulary) -> list[tuple[list[TagMatch], str]]:
     """Return the tag matches to search for, grouped by span, with the text they matched."""
     groups: dict[tuple[int, int], list[TagMatch]] = {}
+    restating = language.words(RESTATING)
     for match in vocabulary.matches(text.text):
         if not text.free(match.start, match.end):
             continue
-        if match.kind != DISEASE and match.text.lower() in GENERIC_DECISION_WORDS:
+        if match.kind != DISEASE and match.text.lower() in restating:
             text.take(match.start, match.end)  # "treatment" restates the request: not a search term
             continue
         groups.setdefault((match.start, match.end), []).append(match)

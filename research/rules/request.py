@@ -5,106 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from evidence.text import STOPWORDS
+from evidence import language
 
-# Words of the request itself, never part of what is searched for.
-REQUEST_WORDS = frozenset(
-    [
-        "find",
-        "search",
-        "searches",
-        "searching",
-        "look",
-        "looking",
-        "show",
-        "list",
-        "give",
-        "get",
-        "fetch",
-        "pull",
-        "build",
-        "make",
-        "suggest",
-        "suggestion",
-        "write",
-        "run",
-        "query",
-        "queries",
-        "pubmed",
-        "medline",
-        "clinicaltrials",
-        "gov",
-        "ct",
-        "registry",
-        "please",
-        "can",
-        "could",
-        "would",
-        "me",
-        "us",
-        "i",
-        "want",
-        "like",
-        "need",
-        "some",
-        "any",
-        "all",
-        "papers",
-        "paper",
-        "articles",
-        "article",
-        "publications",
-        "publication",
-        "literature",
-        "research",
-        "trials",
-        "trial",
-        "studies",
-        "study",
-        "registered",
-        "ongoing",
-        "published",
-        "recent",
-        "recently",
-        "latest",
-        "new",
-        "newest",
-        "good",
-        "relevant",
-        "related",
-        "regarding",
-        "concerning",
-        "involving",
-        "investigating",
-        "looking",
-        "on",
-        "in",
-        "for",
-        "of",
-        "about",
-        "with",
-        "that",
-        "which",
-        "who",
-        "are",
-        "is",
-        "be",
-        "there",
-        "those",
-        "these",
-        "them",
-        "it",
-        "its",
-        "from",
-        "by",
-        "and",
-        "or",
-        "to",
-        "the",
-        "a",
-        "an",
-    ]
-)
+# Words of the request itself or no topic at all: never part of what is searched for.
+REQUEST_WORDS = (*language.NOT_TOPIC, language.WordClass.REQUEST.value)
 
 ASKS_FOR_SEARCH = re.compile(
     r"\b(?:trials?|stud(?:y|ies)|papers?|articles?|literature|publications?|search|find|look(?:ing)?\s+for|"
@@ -138,15 +42,10 @@ def free_terms(remaining: str) -> list[str]:
     """Return the free-text phrases left after the understood parts: runs of topic words."""
     phrases: list[str] = []
     current: list[str] = []
+    never_searched = language.words(*REQUEST_WORDS)
     for token in re.findall(r"[A-Za-z0-9][A-Za-z0-9'\-]*|[^\sA-Za-z0-9]", remaining):
         word = token.lower().strip("'")
-        is_topic = (
-            token[0].isalnum()
-            and word not in STOPWORDS
-            and word not in REQUEST_WORDS
-            and not word.isdigit()
-            and len(word) > 1
-        )
+        is_topic = token[0].isalnum() and word not in never_searched and not word.isdigit() and len(word) > 1
         if is_topic:
             current.append(token)
             continue

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
-from evidence.text import STOPWORDS, is_intervention
+from evidence import language
+from evidence.text import is_intervention
 from evidence.vocabulary import DISEASE, Vocabulary
-from research.rules.pubmed_query import GENERIC_DECISION_WORDS
+from research.rules.pubmed_query import RESTATING
 from research.rules.request import ASKS_FOR_SEARCH, REQUEST_WORDS, RequestText, free_terms
 from trials.constants import PHASES, SEARCHABLE_STATUSES, phase_code
 
@@ -55,7 +56,8 @@ def _phase_values(match: re.Match[str]) -> list[str]:
 
 
 def _is_topic(phrase: str) -> bool:
-    return any(word.lower() not in STOPWORDS and word.lower() not in REQUEST_WORDS for word in phrase.split())
+    never_searched = language.words(*REQUEST_WORDS)
+    return any(word.lower() not in never_searched for word in phrase.split())
 
 
 def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, str | list[str]] | None:
@@ -102,7 +104,7 @@ def build_trial_search(*, text: str, vocabulary: Vocabulary) -> dict[str, str | 
     named = bool(conditions or intervention or phases or statuses or sponsor)
     # Free words alone are a search only when the text asks for one ("hello" is not a query).
     leftovers = (
-        [phrase for phrase in free_terms(request.remaining()) if phrase.lower() not in GENERIC_DECISION_WORDS]
+        [phrase for phrase in free_terms(request.remaining()) if phrase.lower() not in language.words(RESTATING)]
         if named or ASKS_FOR_SEARCH.search(text)
         else []
     )

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from chat.answer_settings import answer_settings
 from chat.providers import json_completer
+from evidence import language
 from evidence.vocabulary import load_vocabulary
 from pubmed.clients import EutilsClient, EutilsUnavailable, eutils_client
 from pubmed.models import Abstract
@@ -220,6 +221,7 @@ def scout_run_execute(*, run_id: str, client: EutilsClient | None = None) -> Sco
     if run.finished:
         return run
     complete, llm = scout_completer()
+    language.refresh()  # the curated words, read once per run
     ScoutRun.objects.filter(pk=run.pk).update(
         status=ScoutRunStatus.RUNNING, started_at=run.started_at or timezone.now(), attempts=run.attempts + 1,
         error="",

@@ -44,3 +44,4 @@ class Command(BaseCommand):
         self.stdout.write(f"Anchor scenarios: {vocabulary.scenarios}.")
         self.stdout.write(f"Classification rules: {vocabulary.rules}.")
         self.stdout.write(f"Abbreviations and lay terms: {vocabulary.abbreviations}.")
+        self.stdout.write(f"Words that name no topic: {vocabulary.words}.")

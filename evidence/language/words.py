@@ -1,0 +1,131 @@
+"""The words that name no topic, read from the `Word` table once per request.
+
+Every reader of questions, titles and tray requests asks `words(...)` for the classes it needs
+(`WordClass`) instead of keeping a list of its own. The rows are curators' data: `refresh()` reads the
+table (one query; the sets are built once per distinct table content) where a unit of language work
+starts - the understanding step of every question, every tray reply and every Evidence Scout run - so a
+curator's edit applies from the next one. Search reranking and other readers in between use the last
+reading of their process. Where no row has been seeded yet (a new database, a process with no database)
+the words shipped in `seed/vocabulary.json` are read: they are the rows `seed_evidence` writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+from django.apps import apps
+from django.db import DatabaseError, models
+
+logger = structlog.get_logger(__name__)
+
+# The curated vocabulary shipped with the code: tags, scenarios, rules, abbreviations and these words.
+VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.json"
+
+
+class WordClass(models.TextChoices):
+    """What a word is to the code that reads questions, titles and tray requests (none of them a topic)."""
+
+    GRAMMAR = "grammar", "Grammar word (a, the, which, may)"
+    SCAFFOLDING = "scaffolding", "Built into every clinical question (patient, study, evidence, recommend)"
+    ASKING = "asking", "How a question asks, not what about (safe, dose, treatment, better)"
+    JUDGING = "judging", "Judges or measures; dropped from a PubMed search phrase (satisfactory, severity)"
+    RESTATING = "restating", "Only restates a tray request; no search block of its own (treat, therapy, diagnose)"
+    REQUEST = "request", "Words of a search request, never searched for (find, show, papers, PubMed)"
+    ROWS = "rows", "Points at a tray's rows or how they are asked about (loaded, row, column)"
+    BROAD = "broad", "Too broad a condition to search a drug under (cancer, disease, syndrome)"
+
+
+T = TypeVar("T")
+WordRow = tuple[str, tuple[str, ...]]  # text, classes
+
+
+@dataclass(frozen=True)
+class Words:
+    """One reading of the word table: each class's words, and what readers derive from them."""
+
+    by_class: Mapping[str, frozenset[str]]
+    # Unions and derived sets (stems, folded forms) are built once per reading, on first use.
+    _unions: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    _derived: dict[Callable[..., Any], Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[WordRow]) -> Words:
+        by_class: dict[str, set[str]] = {choice: set() for choice in WordClass.values}
+        for text, classes in rows:
+            for name in classes:
+                by_class.setdefault(name, set()).add(text)
+        return cls({name: frozenset(found) for name, found in by_class.items()})
+
+    def of(self, *classes: str) -> frozenset[str]:
+        """Return the words in any of `classes`."""
+        found = self._unions.get(classes)
+        if found is None:
+            found = self._unions[classes] = frozenset().union(*(self.by_class.get(name, ()) for name in classes))
+        return found
+
+    def derived(self, build: Callable[[Words], T]) -> T:
+        """Return `build(self)`, built once for this reading (e.g. the stems of a class)."""
+        if build not in self._derived:
+            self._derived[build] = build(self)
+        return self._derived[build]
+
+
+@lru_cache(maxsize=4)
+def _built(rows: tuple[WordRow, ...]) -> Words:
+    return Words.from_rows(rows)
+
+
+def words_by_text(section: Mapping[str, Iterable[str]]) -> tuple[WordRow, ...]:
+    """Turn the seed file's `words` section (class → words) into (text, classes) rows, one per word."""
+    classes: dict[str, set[str]] = {}
+    for name, texts in section.items():
+        for text in texts:
+            classes.setdefault(text, set()).add(name)
+    return tuple((text, tuple(sorted(names))) for text, names in sorted(classes.items()))
+
+
+@lru_cache(maxsize=1)
+def shipped_rows() -> tuple[WordRow, ...]:
+    """Return the words shipped in `seed/vocabulary.json` as (text, classes) rows."""
+    return words_by_text(json.loads(VOCABULARY_PATH.read_text()).get("words", {}))
+
+
+_current: Words | None = None
+
+
+def refresh() -> Words:
+    """Read the word table (one query) and make it the reading every caller of `words` sees.
+
+    A database that cannot be read keeps the last reading (logged): a question is still answered.
+    """
+    global _current
+    table = apps.get_model("evidence", "Word")  # by name: this module is read before the models are loaded
+    try:
+        rows = tuple(
+            (text, tuple(classes)) for text, classes in table.objects.order_by("text").values_list("text", "classes")
+        )
+    except DatabaseError as exc:
+        logger.warning("words_not_read", error=str(exc))
+        return current()
+    _current = _built(rows or shipped_rows())
+    return _current
+
+
+def current() -> Words:
+    """Return the reading made by the last `refresh()`, or the shipped words before the first."""
+    return _current or _built(shipped_rows())
+
+
+def words(*classes: str) -> frozenset[str]:
+    """Return the current words in any of `classes` (no query: see `refresh`)."""
+    return current().of(*classes)
+
+
+# The words that are never a topic in a question or a text: what `content_terms` leaves out.
+NOT_TOPIC = (WordClass.GRAMMAR.value, WordClass.SCAFFOLDING.value)

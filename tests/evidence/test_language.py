@@ -1,0 +1,169 @@
+"""The words that name no topic are curators' data: one table, seeded from the shipped file, edited in admin."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from evidence import language
+from evidence.language import WordClass
+from evidence.language.words import VOCABULARY_PATH, Words
+from evidence.models import Word
+from evidence.services.vocabulary_seed import vocabulary_seed
+from evidence.text import content_terms
+from research.rules.request import free_terms
+from tests.conftest import seed_vocabulary
+from tests.factories import UserFactory
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+_LIST_TEXT = re.compile(r"[\sa-z'-]+")  # lines of lower-case words only: a list to be split, not prose
+MIN_ENTRIES = 15  # the shortest of the eight lists the table replaced had 28
+
+
+def _word_lists(path: Path) -> list[tuple[str, list[str]]]:
+    """Module-level word collections of `path`: set, list or tuple literals of short strings, and word-only strings."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        entries: list[str] = []
+        for inner in ast.walk(node.value):
+            if isinstance(inner, ast.Set | ast.List | ast.Tuple):
+                entries += [e.value for e in inner.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            elif isinstance(inner, ast.Constant) and isinstance(inner.value, str) and "\n" in inner.value:
+                entries += inner.value.split() if _LIST_TEXT.fullmatch(inner.value) else []
+        entries = [entry.lower() for entry in entries if len(entry.split()) <= 3]
+        if len(entries) >= MIN_ENTRIES:
+            found.append((getattr(target, "id", "?"), entries))
+    return found
+
+
+@pytest.fixture
+def words_restored(db):
+    """Leave the process reading the shipped words again after a test that edits the table."""
+    yield
+    Word.objects.all().delete()
+    language.refresh()
+
+
+def test_every_shipped_class_is_a_known_class_and_every_word_is_written_in_lower_case() -> None:
+    section = json.loads(VOCABULARY_PATH.read_text())["words"]
+    assert set(section) == set(WordClass.values)
+    for name, texts in section.items():
+        assert texts == sorted(set(texts)), f"{name}: sorted, each word once"
+        assert all(text == " ".join(text.lower().split()) for text in texts), name
+
+
+def test_without_a_database_the_shipped_words_are_read() -> None:
+    shipped = Words.from_rows(language.shipped_rows())
+    assert language.current().of(*language.NOT_TOPIC) == shipped.of(*language.NOT_TOPIC)
+    assert {"the", "which", "patients", "guideline"} <= language.words(*language.NOT_TOPIC)
+    assert "apixaban" not in language.words(*WordClass.values)
+
+
+@pytest.mark.django_db
+def test_the_seed_writes_one_row_per_word_with_all_its_classes(words_restored) -> None:
+    counts = vocabulary_seed().words
+    assert counts.created == len(language.shipped_rows()) > 500
+    rows = {word.text: word.classes for word in Word.objects.all()}
+    assert rows["study"] == ["rows", "scaffolding"]  # one row, two classes: a question's scaffolding, and a tray's row
+    assert rows["cancer"] == ["broad"]
+    assert vocabulary_seed().words.unchanged == counts.created  # idempotent
+    assert Word.objects.get(text="study").history.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_curator_edit_applies_from_the_next_reading(words_restored) -> None:
+    seed_vocabulary()
+    language.refresh()
+    assert content_terms("Dose of apixaban in elderly patients") == ["dose", "apixaban", "elderly"]
+
+    Word.objects.create(text="elderly", classes=[WordClass.SCAFFOLDING])
+    Word.objects.filter(text="patients").delete()
+    assert "elderly" in content_terms("Dose of apixaban in elderly patients")  # read once, not on every call
+
+    language.refresh()
+    assert content_terms("Dose of apixaban in elderly patients") == ["dose", "apixaban", "patient"]
+
+
+@pytest.mark.django_db
+def test_a_new_request_word_is_a_row_not_a_commit(words_restored) -> None:
+    seed_vocabulary()
+    language.refresh()
+    assert free_terms("kindly retrieve statin trials") == ["kindly retrieve statin"]
+    for text in ("kindly", "retrieve"):
+        Word.objects.create(text=text, classes=[WordClass.REQUEST])
+    language.refresh()
+    assert free_terms("kindly retrieve statin trials") == ["statin"]
+
+
+@pytest.mark.django_db
+def test_an_unseeded_table_reads_the_shipped_words(words_restored) -> None:
+    assert not Word.objects.exists()
+    assert language.refresh().of(WordClass.JUDGING) == Words.from_rows(language.shipped_rows()).of(WordClass.JUDGING)
+
+
+def test_a_word_needs_a_known_class_and_is_stored_in_lower_case() -> None:
+    word = Word(text="  Kindly   Retrieve ", classes=["request", "request"])
+    word.clean()
+    assert (word.text, word.classes) == ("kindly retrieve", ["request"])
+    with pytest.raises(ValidationError, match="at least one class"):
+        Word(text="x", classes=[]).clean()
+    with pytest.raises(ValidationError):
+        Word(text="x", classes=["no-such-class"]).clean_fields()
+
+
+@pytest.mark.django_db
+def test_a_curator_adds_a_word_in_admin_with_its_classes_and_history(client, words_restored) -> None:
+    curator = UserFactory(username="curator", is_staff=True, groups=["curator"])
+    client.force_login(curator)
+    response = client.post(reverse("admin:evidence_word_add"), {"text": "Kindly", "classes": ["request", "grammar"]})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    word = Word.objects.get(text="kindly")
+    assert word.classes == ["grammar", "request"]
+    assert word.history.first().history_user == curator
+
+    listed = client.get(reverse("admin:evidence_word_changelist"), {"class": "request"})
+    assert b"kindly" in listed.content
+    assert b"kindly" not in client.get(reverse("admin:evidence_word_changelist"), {"class": "broad"}).content
+
+
+@pytest.mark.django_db
+def test_staff_who_are_not_curators_only_view_the_words(client) -> None:
+    client.force_login(UserFactory(username="viewer", is_staff=True))
+    assert client.get(reverse("admin:evidence_word_changelist")).status_code == 200
+    assert client.post(reverse("admin:evidence_word_add"), {"text": "x", "classes": ["grammar"]}).status_code == 403
+    assert not Word.objects.exists()
+
+
+def test_no_module_keeps_its_own_list_of_words_that_name_no_topic() -> None:
+    """The eight lists of such words became the `Word` table; a new list of them in code fails here."""
+    shipped = {text for text, _ in language.shipped_rows()}
+    offenders = []
+    for app in ("config", "evidence", "pubmed", "trials", "chat", "research"):
+        for path in sorted((BASE_DIR / app).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            for name, entries in _word_lists(path):
+                share = sum(entry in shipped for entry in entries) / len(entries)
+                if share >= 0.5:
+                    offenders.append(f"{path.relative_to(BASE_DIR)}:{name} ({share:.0%} are rows of the word table)")
+    assert not offenders, f"Words that name no topic belong in the Word table (evidence.language): {offenders}"
+
+
+def test_the_guard_finds_a_list_of_words_that_name_no_topic(tmp_path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text(
+        f"_MINE = frozenset({('which', 'patients', 'evidence', 'study', 'show', 'find', 'the', 'a') * 2})\n"
+        '_TEXT = """\n    safe safety effective dose doses treatment risk better\n'
+        '    worth useful good harm manage way ways\n"""\n'
+        'PROMPT = """Answer the question. Cite the study, the evidence and the patients who apply."""\n'
+    )
+    assert [name for name, _ in _word_lists(module)] == ["_MINE", "_TEXT"]
