@@ -17,8 +17,8 @@ from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, De
 
 @admin.register(Tag)
 class TagAdmin(CuratorEditableAdmin):
-    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term")
-    list_filter = ("kind", "is_imaging_term")
+    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term", "is_generic", "is_modifier")
+    list_filter = ("kind", "is_imaging_term", "is_generic", "is_modifier")
     search_fields = ("code", "label", "synonyms")
     autocomplete_fields = ("broader",)
     ordering = ("kind", "code")

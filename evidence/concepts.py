@@ -19,15 +19,7 @@ from evidence import durations, language, stages
 from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import (
-    GENERIC_DECISIONS,
-    Pico,
-    describes_patients,
-    is_modifier,
-    is_negated,
-    measurement_spans,
-    regimen_spans,
-)
+from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
 from evidence.sentences import split_sentences
 from evidence.text import is_disease, is_intervention, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
@@ -143,7 +135,7 @@ def question_concepts(
         if match.kind not in (DISEASE, DECISION):
             continue
         taken.append((match.start, match.end))
-        if is_modifier(match.code):
+        if vocabulary.is_modifier(match.code):
             continue  # "stage 4" narrows the condition; it is not a concept of its own
         if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
             continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
@@ -151,12 +143,13 @@ def question_concepts(
         own_words = " ".join(w for w in tokens(match.text) if w not in not_topic and stem(w) not in generic)
         if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):
             own_words = match.text  # a score or a name as written ("HAS-BLED", "CHA2DS2-VASc"), never split
-        label = own_words if match.code in GENERIC_DECISIONS and own_words else vocabulary.label(match.code)
+        generic_decision = vocabulary.is_generic(match.code)
+        label = own_words if generic_decision and own_words else vocabulary.label(match.code)
         if any(concept.label == label for concept in concepts):
             continue
-        if describes_patients(question, match) or is_negated(question, match):
+        if describes_patients(question, match, vocabulary) or is_negated(question, match):
             continue
-        if match.code in GENERIC_DECISIONS and not own_words:
+        if generic_decision and not own_words:
             continue  # "which drug", "treatment": how the question is asked, not what about
         phrases = [own_words, vocabulary.label(match.code), *(term.synonyms if term else ())]
         # "which anticoagulant" is a drug choice about anticoagulants: their wordings count too.
@@ -339,9 +332,9 @@ def _add_spelled_tags(
         for expansion in lexicon.wording.get(written, ())[:1]:
             for match in vocabulary.matches(expansion):
                 term = vocabulary.terms.get(match.code)
-                if term is None or match.code in known or match.code not in asked or is_modifier(match.code):
+                if term is None or match.code in known or match.code not in asked or term.is_modifier:
                     continue
-                if match.code in GENERIC_DECISIONS or match.kind not in (DISEASE, DECISION):
+                if term.is_generic or match.kind not in (DISEASE, DECISION):
                     continue
                 if match.end - match.start < 0.6 * len(expansion):
                     continue  # the tag names only a part of what the shorthand stands for

@@ -24,11 +24,6 @@ logger = structlog.get_logger(__name__)
 # Given a prompt and a JSON schema, return the model's parsed JSON object (or raise).
 LlmJson = Callable[[str, dict[str, Any]], dict[str, Any]]
 
-# Generic decisions are primary only when nothing more specific was asked.
-GENERIC_DECISIONS = ("therapy", "drug_choice", "risk_stratification")
-# Modifier tags (stage, assay type) narrow a disease; they are never the primary disease.
-MODIFIER_PREFIXES = ("stage_",)
-MODIFIER_TAGS = frozenset({"tissue_free_assay"})
 _DIAGNOSED_BEFORE = re.compile(r"\b(?:newly|recently|previously|already|just|first)\s+$", re.IGNORECASE)
 _DIAGNOSED_AFTER = re.compile(r"^\s+(?:with|as)\b", re.IGNORECASE)
 
@@ -103,28 +98,26 @@ class Pico:
     secondary_decision_tags: list[str]
     source: str = "vocabulary"
     notes: list[str] = field(default_factory=list)
+    # The disease tags that only narrow a disease (stage, assay type: `Tag.is_modifier`).
+    modifier_tags: list[str] = field(default_factory=list)
+
+    @property
+    def condition_tags(self) -> list[str]:
+        """The disease tags that name a condition: sharing only a modifier (stage II) is no overlap."""
+        return [tag for tag in self.disease_tags if tag not in self.modifier_tags]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def is_modifier(code: str) -> bool:
-    """Return True for tags that only qualify a disease (stage, assay type) and never stand for one."""
-    return code.startswith(MODIFIER_PREFIXES) or code in MODIFIER_TAGS
-
-
-def _is_modifier(code: str) -> bool:
-    return code.startswith(MODIFIER_PREFIXES) or code in MODIFIER_TAGS
-
-
-def choose_primary_disease(tags: list[str]) -> str | None:
+def choose_primary_disease(tags: list[str], vocabulary: Vocabulary) -> str | None:
     """Return the first-mentioned disease tag that is not a modifier (stage, assay), else the first tag."""
-    return next((tag for tag in tags if not _is_modifier(tag)), tags[0] if tags else None)
+    return next(iter(vocabulary.conditions(tags)), tags[0] if tags else None)
 
 
-def choose_primary_decision(tags: list[str]) -> str | None:
+def choose_primary_decision(tags: list[str], vocabulary: Vocabulary) -> str | None:
     """Return the first-mentioned specific decision; a generic one (therapy, drug choice) only if alone."""
-    return next((tag for tag in tags if tag not in GENERIC_DECISIONS), tags[0] if tags else None)
+    return next((tag for tag in tags if not vocabulary.is_generic(tag)), tags[0] if tags else None)
 
 
 def _assemble(
@@ -143,10 +136,10 @@ def _assemble(
     notes: list[str] | None = None,
 ) -> Pico:
     if primary_disease not in disease_tags:
-        primary_disease = choose_primary_disease(disease_tags)
+        primary_disease = choose_primary_disease(disease_tags, vocabulary)
     if primary_decision not in decision_tags:
-        primary_decision = choose_primary_decision(decision_tags)
-    condition = condition or " with ".join(vocabulary.label(t) for t in disease_tags if not _is_modifier(t))
+        primary_decision = choose_primary_decision(decision_tags, vocabulary)
+    condition = condition or " with ".join(vocabulary.label(t) for t in vocabulary.conditions(disease_tags))
     return Pico(
         patient=patient.strip(),
         intervention=intervention.strip(),
@@ -161,17 +154,19 @@ def _assemble(
         secondary_decision_tags=[t for t in decision_tags if t != primary_decision],
         source=source,
         notes=notes or [],
+        modifier_tags=[tag for tag in disease_tags if vocabulary.is_modifier(tag)],
     )
 
 
-def describes_patients(question: str, match: TagMatch) -> bool:
-    """Whether a "diagnosis" match is the word 'diagnosed' saying who the patients are, not what is asked.
+def describes_patients(question: str, match: TagMatch, vocabulary: Vocabulary) -> bool:
+    """Whether a tag match is one of its patient wordings (`Tag.patient_wordings`) saying who the patients are.
 
     "newly diagnosed T2DM", "diagnosed with AF" name the population; "how is PE diagnosed?" asks about diagnosis.
     """
+    term = vocabulary.terms.get(match.code)
     return (
-        match.code == "diagnosis"
-        and match.text.lower() == "diagnosed"
+        term is not None
+        and match.text.lower() in term.patient_wordings
         and bool(_DIAGNOSED_BEFORE.search(question[: match.start]) or _DIAGNOSED_AFTER.match(question[match.end :]))
     )
 
@@ -266,7 +261,9 @@ def extract_pico_rules(
     across the spelled-out part ("bleeding duodenal ulcer" for "bleeding DU") joins too.
     """
     matches = [
-        m for m in vocabulary.matches(question) if not describes_patients(question, m) and not is_negated(question, m)
+        m
+        for m in vocabulary.matches(question)
+        if not describes_patients(question, m, vocabulary) and not is_negated(question, m)
     ]
     outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
@@ -293,7 +290,7 @@ def extract_pico_rules(
             tags = disease_tags if match.kind == DISEASE else decision_tags if match.kind == DECISION else None
             if tags is not None and match.code not in tags:
                 tags.append(match.code)
-    primary_decision = choose_primary_decision(decision_tags)
+    primary_decision = choose_primary_decision(decision_tags, vocabulary)
 
     patient = ""
     if found := _PATIENT_RE.search(question):
@@ -311,7 +308,7 @@ def extract_pico_rules(
         vocabulary=vocabulary,
         disease_tags=disease_tags,
         decision_tags=decision_tags,
-        primary_disease=choose_primary_disease(disease_tags),
+        primary_disease=choose_primary_disease(disease_tags, vocabulary),
         primary_decision=primary_decision,
         patient=patient,
         intervention=intervention,

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evidence.pico import Pico, is_modifier
+from evidence.pico import Pico
 from evidence.vocabulary import Vocabulary
 
 MIN_RELEVANCE = 10
@@ -86,7 +86,7 @@ class RankingResult:
 def relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None = None) -> Ranked:
     """Return the candidate's tag-relevance score for the question (see the module docstring)."""
     # Modifiers (stage II, tissue-free assay) qualify a disease; sharing only a modifier is no overlap.
-    diseases = {tag for tag in pico.disease_tags if not is_modifier(tag)}
+    diseases = set(pico.condition_tags)
     primary_disease, primary_decision = pico.primary_disease_tag, pico.primary_decision_tag
     secondary_decisions = set(pico.secondary_decision_tags)
     decision_overlap = candidate.decision_tags & set(pico.decision_tags)
@@ -128,7 +128,7 @@ def rank_references(
     them. When fewer than five relevant items remain, the list is relaxed with up to two
     reviews or guidelines that share only a broader disease tag.
     """
-    if not [tag for tag in pico.disease_tags if not is_modifier(tag)]:
+    if not pico.condition_tags:
         # No recognised disease: tags cannot judge relevance, so retrieval order stands (nothing is
         # excluded for "zero overlap" with an empty tag set).
         neutral = [Ranked(c, 50, "no question tags") for c in _unique(candidates)]

@@ -36,6 +36,9 @@ class VocabularyTerm:
     mesh_terms: tuple[str, ...]
     broader: str | None
     is_imaging_term: bool
+    is_generic: bool = False  # a generic decision (treatment, drug choice)
+    is_modifier: bool = False  # narrows a disease (stage, assay type)
+    patient_wordings: tuple[str, ...] = ()  # wordings that say who the patients are ("diagnosed")
 
 
 # Inflections a lower-case word synonym may carry: restart → restarted, omit → omitted, stop → stopping.
@@ -88,6 +91,20 @@ class Vocabulary:
         """Return the vocabulary of `terms`: the same instance while the terms are the same (compiling ~400
         patterns, and matching texts already matched, is then done once, not on every question)."""
         return _vocabulary(tuple(terms))
+
+    def is_modifier(self, code: str) -> bool:
+        """Return True for a tag that only qualifies a disease (stage, assay type) and never stands for one."""
+        term = self.terms.get(code)
+        return bool(term and term.is_modifier)
+
+    def is_generic(self, code: str) -> bool:
+        """Return True for a generic decision (treatment, drug choice): primary only when nothing else is asked."""
+        term = self.terms.get(code)
+        return bool(term and term.is_generic)
+
+    def conditions(self, tags: Iterable[str]) -> list[str]:
+        """Return `tags` without the modifiers: the conditions they name."""
+        return [tag for tag in tags if not self.is_modifier(tag)]
 
     def codes(self, kind: str | None = None) -> set[str]:
         return {code for code, term in self.terms.items() if kind is None or term.kind == kind}
@@ -184,7 +201,8 @@ def _vocabulary(terms: tuple[VocabularyTerm, ...]) -> Vocabulary:
 def load_vocabulary() -> Vocabulary:
     """Return the current vocabulary from the database (one query; curators' edits apply at once)."""
     rows = Tag.objects.select_related("broader").only(
-        "code", "kind", "label", "synonyms", "mesh_terms", "is_imaging_term", "broader__code"
+        "code", "kind", "label", "synonyms", "mesh_terms", "is_imaging_term", "is_generic", "is_modifier",
+        "patient_wordings", "broader__code",
     )
     return Vocabulary.from_terms(
         VocabularyTerm(
@@ -195,6 +213,9 @@ def load_vocabulary() -> Vocabulary:
             mesh_terms=tuple(row.mesh_terms),
             broader=row.broader.code if row.broader else None,
             is_imaging_term=row.is_imaging_term,
+            is_generic=row.is_generic,
+            is_modifier=row.is_modifier,
+            patient_wordings=tuple(row.patient_wordings),
         )
         for row in rows
     )

@@ -18,7 +18,7 @@ from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import ASK_DECISIONS, answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
 from evidence.models import Study
-from evidence.pico import Pico, is_modifier
+from evidence.pico import Pico
 from evidence.ranking import Candidate, rank_references
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
 from evidence.sufficiency import safe_score_sufficiency
@@ -284,7 +284,7 @@ def _judgement(
 def _curated_for(pico: Pico, tags: Sequence[str], decision_tags: Sequence[str]) -> bool:
     """A library study curated for every condition and a decision of the question shares its meaning, not just
     its words (KDIGO 2018 on anticoagulation in AF on dialysis reads far, in embeddings, from "dabigatran ... HD")."""
-    conditions = {tag for tag in pico.disease_tags if not is_modifier(tag)}
+    conditions = set(pico.condition_tags)
     return bool(tags) and conditions <= set(tags) and bool(set(pico.decision_tags) & set(decision_tags))
 
 

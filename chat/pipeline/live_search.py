@@ -12,7 +12,6 @@ from django.core.cache import cache
 from chat.pipeline.state import AnswerRun, TraceStep, plural
 from evidence import language
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept, joined_phrases
-from evidence.pico import GENERIC_DECISIONS
 from evidence.text import is_disease, is_intervention
 from pubmed.query import Concept as QueryConcept
 from pubmed.query import QueryError, build_query
@@ -75,7 +74,7 @@ def _query_concept(run: AnswerRun, concept: Concept) -> QueryConcept:
     """Return a question concept as a PubMed query concept: its wordings as the literature writes them."""
     assert run.vocabulary is not None
     term = run.vocabulary.terms.get(concept.code) if concept.code else None
-    if term is not None and not (concept.code in GENERIC_DECISIONS and concept.label != term.label):
+    if term is not None and not (term.is_generic and concept.label != term.label):
         phrases, mesh = [term.label, *term.synonyms], list(term.mesh_terms[:1])
     else:
         phrases, mesh = [concept.label, *run.lexicon.wording.get(concept.label.lower(), ())], []

@@ -43,6 +43,30 @@ class Tag(models.Model):
     is_imaging_term = models.BooleanField(
         default=False, help_text="Decision tags only: the question asks for an image, ECG or scan."
     )
+    is_generic = models.BooleanField(
+        default=False,
+        help_text=(
+            "Decision tags only: a generic decision (treatment, drug choice). It is the question's main decision "
+            "only when nothing more specific is asked, and a topic only when the question says of what "
+            "(which anticoagulant)."
+        ),
+    )
+    is_modifier = models.BooleanField(
+        default=False,
+        help_text=(
+            "Disease tags only: narrows a disease (a stage, an assay type). Never the question's main condition "
+            "or a topic of its own; sharing only a modifier does not make a study relevant."
+        ),
+    )
+    patient_wordings = ArrayField(
+        models.CharField(max_length=120),
+        default=list,
+        blank=True,
+        help_text=(
+            "Wordings of the tag that say who the patients are, not what is asked, when written 'newly …' or "
+            "'… with' ('diagnosed' in 'newly diagnosed T2DM', 'diagnosed with AF')."
+        ),
+    )
     history = HistoricalRecords()
 
     class Meta:
@@ -54,6 +78,11 @@ class Tag(models.Model):
     def clean(self) -> None:
         self.code = self.code.strip().lower()
         self.synonyms = [synonym.strip() for synonym in self.synonyms if synonym.strip()]
+        self.patient_wordings = [wording.strip().lower() for wording in self.patient_wordings if wording.strip()]
+        if self.kind == TagKind.DISEASE and self.is_generic:
+            raise ValidationError({"is_generic": "Only a decision tag can be a generic decision."})
+        if self.kind == TagKind.DECISION and self.is_modifier:
+            raise ValidationError({"is_modifier": "Only a disease tag can narrow a disease."})
 
 
 class AnchorScenario(models.Model):

@@ -110,6 +110,9 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
     for row in data.get("tags", []):
         values = {k: row[k] for k in ("kind", "label", "synonyms", "mesh_terms") if k in row}
         values["is_imaging_term"] = bool(row.get("is_imaging_term", False))
+        values["is_generic"] = bool(row.get("is_generic", False))
+        values["is_modifier"] = bool(row.get("is_modifier", False))
+        values["patient_wordings"] = list(row.get("patient_wordings", []))
         tags[row["code"]] = _upsert(Tag, {"code": row["code"]}, values, result.tags, overwrite_curator_edits)
     for row in data.get("tags", []):
         broader = row.get("broader")

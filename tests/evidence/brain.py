@@ -25,6 +25,9 @@ def seeded_vocabulary() -> Vocabulary:
             mesh_terms=tuple(row["mesh_terms"]),
             broader=row["broader"],
             is_imaging_term=row["is_imaging_term"],
+            is_generic=row.get("is_generic", False),
+            is_modifier=row.get("is_modifier", False),
+            patient_wordings=tuple(row.get("patient_wordings", ())),
         )
         for row in seed_data()["tags"]
     )

@@ -7,7 +7,7 @@ from evidence.classification import classify
 from evidence.decision_aids import select_decision_aids
 from evidence.decomposition import decompose_question, word_count
 from evidence.models import DecisionAid
-from evidence.pico import Pico, extract_pico_rules, is_modifier
+from evidence.pico import Pico, extract_pico_rules
 from evidence.ranking import MAX_ITEMS, MIN_ITEMS, MIN_RELEVANCE, Candidate, rank_references, relevance
 from evidence.sufficiency import score_sufficiency
 from evidence.vocabulary import DECISION, DISEASE
@@ -55,6 +55,7 @@ def make_pico(diseases, decisions) -> Pico:
         secondary_disease_tags=diseases[1:],
         primary_decision_tag=decisions[0] if decisions else None,
         secondary_decision_tags=decisions[1:],
+        modifier_tags=[tag for tag in diseases if VOCAB.is_modifier(tag)],
     )
 
 
@@ -178,7 +179,7 @@ def test_ranking_excludes_zero_overlap_and_keeps_list_quality(cands, diseases, d
     relevant = [c for c in cands if relevance(c, pico, VOCAB).score >= MIN_RELEVANCE]
     unique_relevant = {c.key for c in relevant}
     assert len(items) <= MAX_ITEMS + 2
-    if not [tag for tag in pico.disease_tags if not is_modifier(tag)]:
+    if not pico.condition_tags:
         # Only modifiers (stage, assay) recognised: tags cannot judge, retrieval order stands.
         assert [r.score for r in items] == [50] * len(items)
         return

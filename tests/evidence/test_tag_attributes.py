@@ -1,0 +1,100 @@
+"""How a question uses a tag is the tag's data (generic decision, modifier, patient wordings), not its code in code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from evidence.concepts import question_concepts
+from evidence.models import Tag
+from evidence.pico import choose_primary_decision, choose_primary_disease, extract_pico_rules
+from evidence.ranking import Candidate, relevance
+from evidence.vocabulary import Vocabulary, load_vocabulary
+from tests.conftest import seed_vocabulary
+from tests.evidence.brain import seeded_lexicon, seeded_vocabulary
+
+
+def _with(vocabulary: Vocabulary, code: str, **changes: object) -> Vocabulary:
+    """The vocabulary with one tag's attributes changed, as a curator would in admin."""
+    terms = dict(vocabulary.terms)
+    terms[code] = replace(terms[code], **changes)
+    return Vocabulary.from_terms(terms.values())
+
+
+def test_a_generic_decision_is_the_main_one_only_when_nothing_more_specific_is_asked() -> None:
+    vocabulary = seeded_vocabulary()
+    assert choose_primary_decision(["therapy", "dose"], vocabulary) == "dose"
+    assert choose_primary_decision(["therapy"], vocabulary) == "therapy"
+    assert choose_primary_decision(["therapy", "dose"], _with(vocabulary, "therapy", is_generic=False)) == "therapy"
+
+
+def test_a_modifier_is_never_the_main_condition_and_sharing_only_it_is_no_overlap() -> None:
+    vocabulary = seeded_vocabulary()
+    pico = extract_pico_rules("Stage III colon cancer: adjuvant chemotherapy for 3 or 6 months?", vocabulary=vocabulary)
+    assert pico.disease_tags[0] == "stage_iii"
+    assert pico.modifier_tags == ["stage_iii"]
+    assert pico.primary_disease_tag != "stage_iii"
+    assert "stage_iii" not in pico.condition_tags
+    stage_only = Candidate(
+        key="x",
+        title="Another cancer at stage III",
+        disease_tags=frozenset({"stage_iii"}),
+        decision_tags=frozenset(pico.decision_tags),
+        is_primary_study=True,
+        is_review=False,
+        source="pubmed",
+    )
+    same_condition = replace(stage_only, disease_tags=frozenset({"stage_iii", *pico.condition_tags}))
+    assert relevance(stage_only, pico, vocabulary).score < relevance(same_condition, pico, vocabulary).score
+
+    unmarked = _with(vocabulary, "stage_iii", is_modifier=False)
+    assert choose_primary_disease(["stage_iii", "colon"], unmarked) == "stage_iii"
+    assert extract_pico_rules("Stage III colon cancer: adjuvant chemotherapy?", vocabulary=unmarked).modifier_tags == []
+
+
+def test_a_patient_wording_says_who_the_patients_are_not_what_is_asked() -> None:
+    vocabulary = seeded_vocabulary()
+    question = "Newly diagnosed type 2 diabetes: start metformin or an SGLT2 inhibitor?"
+    assert "diagnosis" not in extract_pico_rules(question, vocabulary=vocabulary).decision_tags
+    asked = extract_pico_rules("How is pulmonary embolism diagnosed?", vocabulary=vocabulary)
+    assert "diagnosis" in asked.decision_tags
+
+    plain = _with(vocabulary, "diagnosis", patient_wordings=())
+    pico = extract_pico_rules(question, vocabulary=plain)
+    assert "diagnosis" in pico.decision_tags
+    concepts = question_concepts(question, vocabulary=plain, pico=pico, lexicon=seeded_lexicon())
+    assert "diagnosis" in {concept.code for concept in concepts}
+
+
+def test_a_disease_cannot_be_a_generic_decision_nor_a_decision_a_modifier() -> None:
+    with pytest.raises(ValidationError, match="Only a decision tag"):
+        Tag(code="x", kind="disease", label="x", is_generic=True).clean()
+    with pytest.raises(ValidationError, match="Only a disease tag"):
+        Tag(code="y", kind="decision", label="y", is_modifier=True).clean()
+    tag = Tag(code="Z", kind="decision", label="z", patient_wordings=[" Diagnosed ", ""])
+    tag.clean()
+    assert (tag.code, tag.patient_wordings) == ("z", ["diagnosed"])
+
+
+@pytest.mark.django_db
+def test_the_seeded_attributes_load_and_a_curator_edit_applies_at_the_next_question() -> None:
+    seed_vocabulary()
+    vocabulary = load_vocabulary()
+    assert {code for code in vocabulary.terms if vocabulary.is_generic(code)} == {
+        "therapy",
+        "drug_choice",
+        "risk_stratification",
+    }
+    assert {code for code in vocabulary.terms if vocabulary.is_modifier(code)} == {
+        "stage_i",
+        "stage_ii",
+        "stage_iii",
+        "stage_iv",
+        "tissue_free_assay",
+    }
+    assert vocabulary.terms["diagnosis"].patient_wordings == ("diagnosed",)
+
+    Tag.objects.filter(code="risk_stratification").update(is_generic=False)
+    assert not load_vocabulary().is_generic("risk_stratification")
