@@ -11,8 +11,17 @@ from django.db.models import F, Func, Q, QuerySet, TextField, Value
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from evidence.admin_base import CuratorEditableAdmin
-from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, DecisionAid, Tag, Word, WordClass
+from evidence.admin_base import CuratorEditableAdmin, is_curator
+from evidence.models import (
+    Abbreviation,
+    AnchorScenario,
+    ClassificationRule,
+    DecisionAid,
+    DecisionStep,
+    Tag,
+    Word,
+    WordClass,
+)
 
 
 @admin.register(Tag)
@@ -119,16 +128,37 @@ class ClassificationRuleAdmin(CuratorEditableAdmin):
         return ", ".join(obj.decision_tags)
 
 
+class DecisionStepInline(admin.TabularInline):
+    """A diagram's boxes in order, each resting on a curated finding (its review status is shown with the box)."""
+
+    model = DecisionStep
+    extra = 0
+    fields = ("position", "text", "finding")
+    autocomplete_fields = ("finding",)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+
 @admin.register(DecisionAid)
 class DecisionAidAdmin(CuratorEditableAdmin):
+    inlines = (DecisionStepInline,)
     list_display = ("title", "thumbnail", "tag_list", "source", "is_active")
     list_filter = ("is_active",)
     search_fields = ("title", "caption")
     autocomplete_fields = ("source",)
     list_select_related = ("source",)
 
-    @admin.display(description="image")
+    @admin.display(description="image or boxes")
     def thumbnail(self, obj: DecisionAid) -> str:
+        if not obj.image:
+            return f"diagram of {obj.steps.count()} boxes"
         return format_html('<img src="{}" alt="{}" style="max-height:48px">', obj.image.url, obj.alt_text)
 
     @admin.display(description="tags")

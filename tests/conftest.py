@@ -210,8 +210,8 @@ def _table_counts() -> dict[str, int]:
 
 
 def seed_library() -> None:
-    """Load the real seed - curated library and tag vocabulary, as `seed_evidence` writes them - into the
-    test database.
+    """Load the real seed - curated library, tag vocabulary and decision aids, as `seed_evidence` writes
+    them - into the test database.
 
     The first call in a test process runs the seed services into empty tables and keeps the rows they
     wrote; later calls into the same empty tables copy those rows back with COPY (milliseconds instead
@@ -220,9 +220,10 @@ def seed_library() -> None:
     tests/evidence/test_seed.py and test_vocabulary.py.
     """
     from evidence.services.seed import evidence_seed
+    from evidence.services.seed_aids import decision_aids_seed
     from evidence.services.vocabulary_seed import vocabulary_seed
 
-    _seed("library", evidence_seed, vocabulary_seed)
+    _seed("library", evidence_seed, vocabulary_seed, decision_aids_seed)
 
 
 def seed_vocabulary() -> None:

@@ -18,8 +18,8 @@ logger = structlog.get_logger(__name__)
 
 def answer_result(run: AnswerRun) -> AnswerResult:
     """Return the run's verified answer as the result to show, store and evaluate."""
-    verified, pico, evidence = run.verified, run.require_pico(), run.evidence
-    assert verified is not None and evidence is not None
+    verified, pico, evidence, vocabulary = run.verified, run.require_pico(), run.evidence, run.vocabulary
+    assert verified is not None and evidence is not None and vocabulary is not None
     error = None
     if run.error:
         error = run.error.as_dict()
@@ -50,7 +50,7 @@ def answer_result(run: AnswerRun) -> AnswerResult:
         removed=[*run.identifiers_removed, *verified.removed],
         error=error,
         context={"tags": run.tags, "context": run.context, "intent": run.intent, "pico": pico.to_dict()},
-        decision_aids=[decision_aid_payload(aid) for aid in decision_aids_for(pico)],
+        decision_aids=[decision_aid_payload(aid) for aid in decision_aids_for(pico, vocabulary)],
         evidence_ids=sorted({f"{kind}:{key}" for source in evidence.sources for kind, key in source.identifier_keys()}),
     )
     logger.info(

@@ -84,10 +84,24 @@ class AnswerResult:
 
 
 def decision_aid_payload(aid: DecisionAid) -> dict[str, Any]:
-    """Return what an answer shows of a curated decision aid."""
+    """Return what an answer shows of a curated decision aid: a diagram's boxes, each with the finding it rests on
+    (statement, study, direct link, review status), or an image with its alt text."""
+    steps = [
+        {
+            "text": step.text,
+            "finding": step.finding.statement,
+            "grade": step.finding.grade,
+            "review": step.finding.review_words(),
+            "study": step.finding.study.study_name,
+            "url": step.finding.study.url,
+        }
+        for step in aid.steps.all()
+    ]
     return {
         "title": aid.title,
-        "image_url": aid.image.url,
+        "kind": "image" if aid.image else "diagram",
+        "steps": steps,
+        "image_url": aid.image.url if aid.image else "",
         "alt_text": aid.alt_text,
         "caption": aid.caption,
         "source_url": aid.source_url or (aid.source.url if aid.source else ""),

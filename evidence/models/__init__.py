@@ -1,6 +1,6 @@
 """The evidence app's models: the curated library and its findings, the tag vocabulary and its rules, decision aids."""
 
-from evidence.models.decision_aids import DecisionAid, _validate_image
+from evidence.models.decision_aids import DecisionAid, DecisionStep, _validate_image
 from evidence.models.findings import Finding, ReviewStatus
 from evidence.models.language import Word, WordClass
 from evidence.models.library import (
@@ -18,6 +18,7 @@ __all__ = [
     "AnchorScenario",
     "ClassificationRule",
     "DecisionAid",
+    "DecisionStep",
     "EvidenceStrength",
     "Finding",
     "GuidanceItem",

@@ -64,7 +64,11 @@ def test_af_ckd_question_is_answered_from_the_anchor_pack_without_any_external_r
         assert is_direct_url(reference["url"])
         assert not re.search(r"google\.|bing\.|duckduckgo\.|[?&](q|term)=", reference["url"])
         assert reference["title"] and reference["source_badge"] and "quality_badges" in reference
-    assert result.decision_aids == []  # no curated aid matches, and no stock image is ever added
+    # The curated AF-with-CKD diagram, whose boxes rest on these findings; never a stock image.
+    [aid] = result.decision_aids
+    assert (aid["kind"], aid["image_url"], len(aid["steps"])) == ("diagram", "", 5)
+    assert aid["title"] == "Oral anticoagulation in AF with chronic kidney disease, by kidney function"
+    assert aid["steps"][3]["text"].startswith("CrCl 15-30 mL/min")  # the patient's CKD stage 4 has its own box
     # The KDIGO consensus states the doses by kidney function (curated finding): the question is answered.
     assert result.confidence == "GREEN"
     assert "apixaban 2.5 mg twice daily" in result.answer
@@ -95,8 +99,14 @@ def test_a_matching_decision_aid_is_shown_and_a_non_matching_one_is_not(library,
         decision_tags=["imaging"],
     )
     result = answer_question(question=AF_CKD_QUESTION)
-    assert [aid["title"] for aid in result.decision_aids] == ["DOAC dosing by kidney function"]
-    assert result.decision_aids[0]["image_url"].startswith("/media/decision_aids/")
+    # The seeded diagram covers more of what is asked (drug choice too) and comes first; the CAP pathway and the
+    # teaching image do not match.
+    assert [aid["title"] for aid in result.decision_aids] == [
+        "Oral anticoagulation in AF with chronic kidney disease, by kidney function",
+        "DOAC dosing by kidney function",
+    ]
+    assert result.decision_aids[1]["image_url"].startswith("/media/decision_aids/")
+    assert result.decision_aids[1]["kind"] == "image" and result.decision_aids[1]["steps"] == []
     assert result.ask_json()["decision_aids"] == result.decision_aids
 
 

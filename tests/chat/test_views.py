@@ -288,3 +288,16 @@ def test_a_stream_that_breaks_tells_the_reader_plainly_and_logs_the_detail(caplo
     ]
     assert "Errno" not in body and "RuntimeError" not in body
     assert any("answer_stream_failed" in str(record.msg) for record in caplog.records)
+
+
+def test_the_answer_page_draws_a_decision_aid_as_ordered_boxes_each_citing_its_finding(client, user, library):
+    client.force_login(user)
+    client.post("/chat/new/", {"question": "AF with CKD stage 4, eGFR 22: which anticoagulant and apixaban dose?"})
+    page = client.get(f"/chat/{Conversation.objects.get(user=user).pk}/").content.decode()
+    diagram = re.search(r'<figure class="decision-aid decision-diagram">(.*?)</figure>', page, re.S)
+    assert diagram, "the AF-with-CKD diagram is shown"
+    boxes = re.findall(r'<li class="aid-step"><p class="aid-box">([^<]+)</p>', diagram.group(1))
+    assert len(boxes) == 5 and boxes[3].startswith("CrCl 15-30 mL/min")
+    assert diagram.group(1).count("curated finding, awaiting review") == 5
+    assert 'href="https://pubmed.ncbi.nlm.nih.gov/' in diagram.group(1)
+    assert "<img" not in diagram.group(1)

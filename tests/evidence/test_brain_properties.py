@@ -243,7 +243,7 @@ def _aid(title, diseases, decisions):
 def test_management_questions_get_only_matching_decision_aids(diseases, decisions, aid_tags):
     pico = make_pico(diseases, decisions)
     aids = [_aid(f"aid {i}", d, x) for i, (d, x) in enumerate(aid_tags)]
-    chosen = select_decision_aids(pico, aids=aids)
+    chosen = select_decision_aids(pico, aids=aids, vocabulary=VOCAB)
     assert len(chosen) <= 2
     for aid in chosen:
         assert set(aid.disease_tags) & set(diseases) and set(aid.decision_tags) & set(decisions)

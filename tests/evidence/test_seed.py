@@ -295,6 +295,7 @@ def test_command_prints_counts():
         "Classification rules: 13 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 348 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Words that name no topic: 570 created, 0 updated, 0 unchanged, 0 kept.\n"
+        "Decision aids: 6 created, 0 updated, 0 unchanged.\n"
     )
     assert second.getvalue() == (
         "Guidance items: 0 created, 0 updated, 9 unchanged.\nStudies: 0 created, 0 updated, 28 unchanged.\n"
@@ -305,6 +306,7 @@ def test_command_prints_counts():
         "Classification rules: 0 created, 0 updated, 13 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 0 created, 0 updated, 348 unchanged, 0 kept.\n"
         "Words that name no topic: 0 created, 0 updated, 570 unchanged, 0 kept.\n"
+        "Decision aids: 0 created, 0 updated, 6 unchanged.\n"
     )
 
 

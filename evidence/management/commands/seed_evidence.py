@@ -1,4 +1,4 @@
-"""`manage.py seed_evidence`: load the curated landmark studies and guidance items (idempotent)."""
+"""`manage.py seed_evidence`: load the curated library, its vocabulary and decision aids (idempotent)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from evidence.services.seed import SEED_PATH, SeedError, evidence_seed
+from evidence.services.seed_aids import decision_aids_seed
 from evidence.services.vocabulary_seed import vocabulary_seed
 
 
 class Command(BaseCommand):
     help = (
-        "Load the curated landmark studies and guidance items into the evidence library. Idempotent: "
+        "Load the curated landmark studies and guidance items into the evidence library, then the tag vocabulary "
+        "and the decision-aid diagrams that rest on the library's findings. Idempotent: "
         "a re-run changes nothing unless the seed file changed; rows edited by a curator since the last "
         "seed are kept unless --overwrite-curator-edits is given. The whole file is validated first; "
         "an invalid file writes nothing and exits non-zero."
@@ -35,6 +37,7 @@ class Command(BaseCommand):
                 path=options["path"], overwrite_curator_edits=options["overwrite_curator_edits"]
             )
             vocabulary = vocabulary_seed(overwrite_curator_edits=options["overwrite_curator_edits"])
+            aids = decision_aids_seed(overwrite_curator_edits=options["overwrite_curator_edits"])
         except SeedError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Guidance items: {result.guidance_items}.")
@@ -45,3 +48,4 @@ class Command(BaseCommand):
         self.stdout.write(f"Classification rules: {vocabulary.rules}.")
         self.stdout.write(f"Abbreviations and lay terms: {vocabulary.abbreviations}.")
         self.stdout.write(f"Words that name no topic: {vocabulary.words}.")
+        self.stdout.write(f"Decision aids: {aids}.")
