@@ -110,12 +110,19 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
 
     "Restart apixaban after a GI bleed - when?" is not answered by when to restart aspirin: a sentence that
     states a timing must also be about a decision the timing is asked of (a decision concept of the question
-    that is not itself a kind of answer, such as "dose" or "restart"). One is enough: a case that names a
+    that is not itself a kind of answer, such as "dose" or "restart"; a drug choice names the drugs chosen from, so
+    "which anticoagulant?" is answered by "choose a DOAC rather than warfarin"). One is enough: a case that names a
     score, a past bleed and anticoagulation, and asks "which agent", is answered by "choose a DOAC rather than
     warfarin" in anticoagulation, which says nothing of the score or the bleed.
     """
     if not states(kind, sentence):
         return False
-    subjects = [c for c in concepts if c.role == DECISION_ROLE and c.code and c.code not in ASK_DECISIONS]
+    # A drug choice names what is chosen from ("which anticoagulant": anticoagulants), so it is a subject too;
+    # a dose, duration or restart is only the kind of answer asked for.
+    subjects = [
+        c
+        for c in concepts
+        if c.role == DECISION_ROLE and c.code and ASK_DECISIONS.get(c.code, "drug") == "drug"
+    ]
     index = TextIndex(sentence) if subjects else None
     return any(index.covers(subject) for subject in subjects) if index else True

@@ -250,6 +250,18 @@ def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_i
     assert "DOAC" in first or "NOAC" in first
 
 
+def test_which_anticoagulant_is_answered_by_the_drug_choice_even_when_a_score_is_named(library):
+    # "Which anticoagulant" names what is chosen from (anticoagulants): "choose a DOAC rather than warfarin" answers
+    # it. The score was the only subject read, so the lead was the device-detected AHRE recommendation that names
+    # CHA2DS2-VASc, under "The cited evidence does not state which drug".
+    question = "AF alone, CHA2DS2-VASc 3, which anticoagulant?"
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    first = result.answer.split("\n")[0]
+    assert "does not state" not in first, first
+    assert "choose a DOAC rather than warfarin" in first
+    assert "device-detected" not in first
+
+
 def test_colon_cancer_written_by_its_site_in_shorthand_is_colon_cancer(library):
     # "sigmoid ca" is colon cancer: the question abstained when only ctDNA and the patient's details were read.
     result = answer_question(
