@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex, asking_part
+from evidence.text import is_intervention
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -117,12 +118,14 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
     """
     if not states(kind, sentence):
         return False
-    # A drug choice names what is chosen from ("which anticoagulant": anticoagulants), so it is a subject too;
-    # a dose, duration or restart is only the kind of answer asked for.
+    # A drug choice written as a class ("which anticoagulant": anticoagulants) names what is chosen from, so it is
+    # a subject too; "what regimen" names nothing. A dose, duration or restart is only the kind of answer asked for.
     subjects = [
         c
         for c in concepts
-        if c.role == DECISION_ROLE and c.code and ASK_DECISIONS.get(c.code, "drug") == "drug"
+        if c.role == DECISION_ROLE
+        and c.code
+        and (c.code not in ASK_DECISIONS or (ASK_DECISIONS[c.code] == "drug" and is_intervention(c.label)))
     ]
     index = TextIndex(sentence) if subjects else None
     return any(index.covers(subject) for subject in subjects) if index else True

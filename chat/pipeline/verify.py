@@ -11,6 +11,7 @@ from evidence.asks import ASK_WORDS, answers, asked_for
 from evidence.citations.verify import VerifiedAnswer, verify_answer
 from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, clinical_parts, joined_phrases, unanswered_parts
 from evidence.confidence import RED, SourceVerdict, rate_confidence
+from evidence.text import is_disease
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
 NOT_CLINICAL_SIMILARITY = 0.3
@@ -134,6 +135,12 @@ def _spelled(run: AnswerRun, label: str) -> str:
     return f"{label} ({expansions[0]})" if expansions and expansions[0].lower() != label.lower() else label
 
 
+def _names_care(run: AnswerRun) -> bool:
+    """Whether the question names a drug, a procedure or a disease, even one the vocabulary does not know
+    ("statin for primary prevention in an 80 year old?" is a clinical question the library cannot answer)."""
+    return any(c.role == TOPIC and (c.names_intervention() or is_disease(c.label)) for c in run.concepts)
+
+
 def abstention(run: AnswerRun) -> dict[str, str]:
     """Return why the answer abstains - in words, as a code, and the PubMed query to try - for an abstained run."""
     query = run.live.get("query", "") if run.live else ""
@@ -167,7 +174,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "sources it cites, so every one was removed. Nothing here is guesswork; try asking again or "
             "search PubMed directly."
         )
-    elif not concepts and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
+    elif not concepts and not _names_care(run) and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
         code = "not_clinical"
         message = (
             "This does not look like a clinical question, so there is no evidence to cite. Ask about a "

@@ -171,6 +171,18 @@ def test_a_question_that_is_not_clinical_abstains_saying_so(library, eutils):
     assert result.answer.startswith("This does not look like a clinical question")
 
 
+@pytest.mark.parametrize(
+    "question", ["statin for primary prevention in 80 year old?", "Is melatonin useful for insomnia in dementia?"]
+)
+def test_a_clinical_question_outside_the_library_is_never_told_it_is_not_clinical(library, eutils, question):
+    # A drug ("statin", "melatonin") or a disease the vocabulary does not know still makes the question clinical:
+    # the abstention names what nothing stored addresses instead of "This does not look like a clinical question".
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data("boom", status=500)
+    result = answer_question(question=question)
+    assert result.abstained and result.abstention["reason"] != "not_clinical"
+    assert result.answer.startswith("Nothing stored here addresses"), result.answer
+
+
 def store_pubmedqa(shared_data, wanted):
     """Store real PubMedQA abstracts (first sentence as title); return their questions by PMID."""
     from pubmed.pubmedqa import pubmedqa_records, pubmedqa_titled
@@ -260,6 +272,16 @@ def test_which_anticoagulant_is_answered_by_the_drug_choice_even_when_a_score_is
     assert "does not state" not in first, first
     assert "choose a DOAC rather than warfarin" in first
     assert "device-detected" not in first
+
+
+def test_what_regimen_is_answered_by_the_finding_that_names_the_drugs(library):
+    # "what abx regimen" asks for a drug without naming a class to choose from: the finding naming the beta-lactams
+    # and fluoroquinolones answers it (it was led by "The cited evidence does not state which drug").
+    result = answer_question(
+        question="CAP inpatient non-severe, what abx regimen?", settings=answer_settings(live_search=False)
+    )
+    first = result.answer.split("\n")[0]
+    assert "does not state" not in first and "levofloxacin 750 mg" in first, first
 
 
 def test_colon_cancer_written_by_its_site_in_shorthand_is_colon_cancer(library):
