@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse
@@ -72,3 +73,18 @@ class CuratorEditableAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
         if parse_ascii_int(object_id) is None or parse_ascii_int(version_id) is None:
             raise Http404(f"No version {version_id!r} of row {object_id!r}: both are numbers (digits 0-9).")
         return super().history_form_view(request, object_id, version_id, extra_context)
+
+
+class CuratorEditableInline(admin.TabularInline):
+    """Rows edited on their parent's page (a study's findings, a diagram's boxes): curators edit, other staff view."""
+
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request.user)

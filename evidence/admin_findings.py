@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from evidence.admin_base import CuratorEditableAdmin, is_curator
+from evidence.admin_base import CuratorEditableAdmin, CuratorEditableInline, is_curator
 from evidence.models import Finding, ReviewStatus
 
 _REVIEW_FIELDS = ("review_status", "reviewed_by", "reviewed_at")
@@ -110,11 +110,10 @@ class FindingAdmin(CuratorEditableAdmin):
         return actions
 
 
-class FindingInline(admin.TabularInline):
+class FindingInline(CuratorEditableInline):
     """A study's findings on its page; each opens on its own page for review and history."""
 
     model = Finding
-    extra = 0
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = ("statement", "recommendation_class", "evidence_level", "source_url", "locator", "position", "review")
     readonly_fields = ("review",)
@@ -124,12 +123,3 @@ class FindingInline(admin.TabularInline):
     @admin.display(description="review")
     def review(self, obj: Finding) -> str:
         return obj.review_words().removeprefix("curated finding, ") if obj.pk else "-"
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)

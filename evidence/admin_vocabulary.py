@@ -11,7 +11,7 @@ from django.db.models import F, Func, Q, QuerySet, TextField, Value
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from evidence.admin_base import CuratorEditableAdmin, is_curator
+from evidence.admin_base import CuratorEditableAdmin, CuratorEditableInline
 from evidence.models import (
     Abbreviation,
     AnchorScenario,
@@ -128,22 +128,12 @@ class ClassificationRuleAdmin(CuratorEditableAdmin):
         return ", ".join(obj.decision_tags)
 
 
-class DecisionStepInline(admin.TabularInline):
+class DecisionStepInline(CuratorEditableInline):
     """A diagram's boxes in order, each resting on a curated finding (its review status is shown with the box)."""
 
     model = DecisionStep
-    extra = 0
     fields = ("position", "text", "finding")
     autocomplete_fields = ("finding",)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request.user)
 
 
 @admin.register(DecisionAid)

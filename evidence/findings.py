@@ -25,6 +25,9 @@ class CuratedFinding:
     # Set by the judge step: the finding is about a sibling population of the question's ("HFrEF" for an
     # HFpEF question), so it is not offered as an answer to it.
     other_population: bool = False
+    # Set by the judge step: the finding is stated for a narrower group than the question's condition (subclinical
+    # AF for an AF question); it may answer, but one stated for the condition itself leads before it.
+    narrower_population: bool = False
 
 
 def shown_statement(finding: Finding) -> str:

@@ -162,6 +162,16 @@ class Vocabulary:
             current = self.terms.get(current.broader)
         return chain
 
+    def about_narrower(self, text: str, subjects: set[str], asked: set[str]) -> bool:
+        """Return True when `text` is about a narrower group of a condition in `subjects`, and not about that
+        condition: device-detected subclinical AF for a question on AF."""
+        mentioned = set(self.tags_in(text, DISEASE))
+        return any(
+            subject in self.broader_chain(code)
+            for subject in subjects - mentioned
+            for code in mentioned - asked
+        )
+
     def about_sibling(self, text: str, subjects: set[str], asked: set[str]) -> bool:
         """Return True when `text` is about a sibling of a condition in `subjects`, and not about that condition:
         heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""

@@ -86,7 +86,7 @@ def needs_live_search(run: AnswerRun) -> bool:
 
 
 def _flag_other_populations(run: AnswerRun) -> None:
-    """Mark the curated findings of the library sources that are about a sibling population of the question's.
+    """Mark the curated findings of the library sources about a sibling population of the question's, or a narrower one.
 
     The conditions compared are the primary one and any the question names with its broader condition
     ("heart failure ... HFpEF"): the vocabulary also files procedures under diseases (PCI and ACS under CAD),
@@ -104,7 +104,9 @@ def _flag_other_populations(run: AnswerRun) -> None:
     for source, study in run.library_sources:
         if source.findings:
             findings = tuple(
-                replace(f, other_population=vocabulary.about_sibling(f.shown, subjects, asked)) for f in source.findings
+                replace(f, other_population=vocabulary.about_sibling(f.shown, subjects, asked),
+                        narrower_population=vocabulary.about_narrower(f.shown, subjects, asked))
+                for f in source.findings
             )
             source = replace(source, findings=findings)
         flagged.append((source, study))

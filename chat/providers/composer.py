@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import durations, language, stages
+from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.injection import addresses_reader
@@ -27,7 +28,6 @@ from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens
 
-_INLINE_LABEL = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][A-Z ,&/-]{2,40}):\s+")
 _NUMBER = re.compile(r"\d")
 CURATED_FINDING = "curated finding"
 SECTION_BONUS = (
@@ -96,26 +96,6 @@ def _with_citation(sentence: str, source: EvidenceSource) -> str:
     if match:
         return f"{sentence[: match.start()]} {_marker(source)}{match.group(0)}"
     return f"{sentence} {_marker(source)}."
-
-
-def abstract_sentences(text: str, *, section: str = "") -> list[tuple[str, str]]:
-    """Return (section label in lower case, sentence) for each sentence of an abstract chunk.
-
-    Labels ("RESULTS: ...") may start a line or follow a sentence inside the chunk; sentences
-    before the first label take `section` when the chunk belongs to a single section.
-    """
-    default = section.lower() if section and "," not in section else ""
-    found: list[tuple[str, str]] = []
-    for paragraph in re.split(r"\n+", text):
-        pieces = _INLINE_LABEL.split(paragraph)
-        # split() with one capturing group alternates: text, label, text, label, text...
-        label = default
-        for index, piece in enumerate(pieces):
-            if index % 2 == 1:
-                label = piece.strip().lower()
-                continue
-            found.extend((label, sentence) for sentence in split_sentences(piece.strip()) if sentence)
-    return found
 
 
 def is_finding(sentence: str, section: str) -> bool:
@@ -288,8 +268,7 @@ def _bottom_line(
         # Lead with the best sentence that states what was asked for (all of it, if one does).
         stating = [c for c in pool if any(answers(kind, c.sentence, concepts) for kind in stated)]
         if stating:
-            best = max(stating, key=lambda c: (sum(answers(kind, c.sentence, concepts) for kind in stated), c.score))
-            return best, unstated
+            return max(stating, key=lambda c: _lead_order(c, stated, concepts)), unstated
     # The most relevant source speaks first: its best result or conclusion leads, unless another source's answers
     # far better ("ARC-HBR major criteria?": the consensus's definition, not the ACS guideline's default DAPT).
     pool = timed or candidates
@@ -386,6 +365,13 @@ def compose_answer(
         parts.append("### What the evidence does not cover")
         parts.append(f"The cited sources do not address {_join(missing)}; weigh that part with clinical judgement.")
     return "\n\n".join(parts)
+
+
+def _lead_order(candidate: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, float]:
+    """All that was asked stated first; then a finding for the question's condition before one for a narrower
+    group of it (subclinical AF for AF); then the score."""
+    narrower = any(f.narrower_population and f.shown == candidate.sentence for f in candidate.source.findings)
+    return sum(answers(kind, candidate.sentence, concepts) for kind in stated), not narrower, candidate.score
 
 
 def _label(candidate: Candidate) -> str:

@@ -274,6 +274,17 @@ def test_which_anticoagulant_is_answered_by_the_drug_choice_even_when_a_score_is
     assert "device-detected" not in first
 
 
+def test_a_finding_for_the_condition_itself_leads_before_one_for_a_narrower_group(library):
+    # ARTESiA's finding is about device-detected subclinical AF, a narrower group than an AF question asks about;
+    # it led "which anticoagulant in AF" by naming CHA2DS2-VASc. The guideline's recommendation for AF leads now.
+    result = answer_question(
+        question="Which anticoagulant for a patient with AF and a CHA2DS2-VASc of 2?",
+        settings=answer_settings(live_search=False),
+    )
+    first = result.answer.split("\n")[0]
+    assert "choose a DOAC rather than warfarin" in first and "subclinical" not in first, first
+
+
 def test_what_regimen_is_answered_by_the_finding_that_names_the_drugs(library):
     # "what abx regimen" asks for a drug without naming a class to choose from: the finding naming the beta-lactams
     # and fluoroquinolones answers it (it was led by "The cited evidence does not state which drug").

@@ -6,7 +6,8 @@ import pytest
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from chat.providers.composer import abstract_sentences, compose_answer, score_sentence
+from chat.providers.composer import compose_answer, score_sentence
+from evidence.abstract_sections import abstract_sentences
 from evidence.citations.verify import verify_answer
 from evidence.concepts import Concept, form_of
 from evidence.sources import EvidenceSet, EvidenceSource

@@ -98,3 +98,14 @@ def test_the_seeded_attributes_load_and_a_curator_edit_applies_at_the_next_quest
 
     Tag.objects.filter(code="risk_stratification").update(is_generic=False)
     assert not load_vocabulary().is_generic("risk_stratification")
+
+
+def test_a_finding_only_about_a_narrower_group_of_the_condition_is_told_apart() -> None:
+    vocabulary = seeded_vocabulary()
+    trial = "In 4,012 patients with device-detected subclinical AF, apixaban reduced stroke versus aspirin."
+    guideline = "In AF patients who are candidates for anticoagulation, choose a DOAC rather than warfarin."
+    assert vocabulary.about_narrower(trial, {"af"}, {"af"})
+    assert not vocabulary.about_narrower(guideline, {"af"}, {"af"})
+    # A question that names the group ("device-detected subclinical AF") asks about it.
+    assert not vocabulary.about_narrower(trial, {"af"}, {"af", "subclinical_af", "ahre"})
+    assert not vocabulary.about_sibling(trial, {"af"}, {"af"})  # a narrower group is no sibling
