@@ -9,7 +9,15 @@ from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers, asked_for
 from evidence.citations.verify import VerifiedAnswer, verify_answer
-from evidence.concepts import CONDITION, DECISION_ROLE, TOPIC, clinical_parts, joined_phrases, unanswered_parts
+from evidence.concepts import (
+    CONDITION,
+    DECISION_ROLE,
+    POPULATION,
+    TOPIC,
+    clinical_parts,
+    joined_phrases,
+    unanswered_parts,
+)
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 from evidence.text import is_disease
 
@@ -151,7 +159,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]
     topics = [c.label for c in joined_phrases(run.question, [c for c in parts if c.role == TOPIC])]
     named = list(dict.fromkeys([*concepts, *topics]))
-    missing = [c.label for c in unaddressed if c.role != TOPIC]
+    missing = [c.label for c in unaddressed if c.role in (CONDITION, DECISION_ROLE)]
     # The rarest words first ("MTX" before "add"); shorthand with its meaning ("MS (mitral stenosis)"). A word no
     # source covers is named with the words it is written with: "mechanical mitral valve", not "mitral".
     uncovered = [c.label.lower() for c in unaddressed if c.role == TOPIC]
@@ -164,6 +172,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     # whose order follows their rarity in the store (where "ms" is also milliseconds).
     ordered = sorted(joined, key=lambda c: (sum(ch.isupper() for ch in c.label) < 2, -c.weight))
     missing += [_spelled(run, c.label) for c in ordered]
+    missing += [c.label for c in unaddressed if c.role == POPULATION]  # who the patients are comes last
     topic = _listed((missing or named)[:3]) or "this question"
     best = max((j.semantic for j in run.judgements.values()), default=0.0)
     live = run.live or {}

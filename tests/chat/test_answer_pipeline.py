@@ -181,6 +181,8 @@ def test_a_clinical_question_outside_the_library_is_never_told_it_is_not_clinica
     result = answer_question(question=question)
     assert result.abstained and result.abstention["reason"] != "not_clinical"
     assert result.answer.startswith("Nothing stored here addresses"), result.answer
+    # What is missing is named by what it is about; who the patients are comes last, if at all.
+    assert not result.answer.startswith("Nothing stored here addresses older adults"), result.answer
 
 
 def store_pubmedqa(shared_data, wanted):
