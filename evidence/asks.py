@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex, asking_part
-from evidence.text import is_intervention
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -111,21 +110,16 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
 
     "Restart apixaban after a GI bleed - when?" is not answered by when to restart aspirin: a sentence that
     states a timing must also be about a decision the timing is asked of (a decision concept of the question
-    that is not itself a kind of answer, such as "dose" or "restart"; a drug choice names the drugs chosen from, so
-    "which anticoagulant?" is answered by "choose a DOAC rather than warfarin"). One is enough: a case that names a
-    score, a past bleed and anticoagulation, and asks "which agent", is answered by "choose a DOAC rather than
-    warfarin" in anticoagulation, which says nothing of the score or the bleed.
+    that is not itself a kind of answer, such as "dose" or "restart", nor a generic one). One is enough: a case that
+    names a score, a past bleed and anticoagulation, and asks "which agent", is answered by "choose a DOAC rather
+    than warfarin" in anticoagulation, which says nothing of the score or the bleed.
     """
     if not states(kind, sentence):
         return False
-    # A drug choice written as a class ("which anticoagulant": anticoagulants) names what is chosen from, so it is
-    # a subject too; "what regimen" names nothing. A dose, duration or restart is only the kind of answer asked for.
+    # Generic decisions (treatment, drug choice, risk stratification: `Tag.is_generic`) say how the question asks, not
+    # what about: "CHA2DS2-VASc 3, which anticoagulant?" is answered by "choose a DOAC rather than warfarin".
     subjects = [
-        c
-        for c in concepts
-        if c.role == DECISION_ROLE
-        and c.code
-        and (c.code not in ASK_DECISIONS or (ASK_DECISIONS[c.code] == "drug" and is_intervention(c.label)))
+        c for c in concepts if c.role == DECISION_ROLE and c.code and c.code not in ASK_DECISIONS and not c.generic
     ]
     index = TextIndex(sentence) if subjects else None
     return any(index.covers(subject) for subject in subjects) if index else True

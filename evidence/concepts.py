@@ -65,6 +65,7 @@ class Concept:
     forms: tuple[tuple[str, ...], ...]
     weight: float = 1.0
     code: str = ""  # the vocabulary tag it came from, if any
+    generic: bool = False  # that tag is a generic decision (`Tag.is_generic`: treatment, drug choice, risk)
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
@@ -162,7 +163,7 @@ def question_concepts(
             )
         )
         role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
-        concepts.append(Concept(label, role, forms, 1.0, match.code))
+        concepts.append(Concept(label, role, forms, 1.0, match.code, generic_decision))
     _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
     age = _AGE.search(question)
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)

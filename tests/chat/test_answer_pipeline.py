@@ -287,6 +287,17 @@ def test_a_finding_for_the_condition_itself_leads_before_one_for_a_narrower_grou
     assert "choose a DOAC rather than warfarin" in first and "subclinical" not in first, first
 
 
+def test_a_dose_asked_with_the_drug_class_is_answered_by_the_finding_that_names_the_drugs_and_doses(library):
+    # "Which antibiotic" names a class; a sentence giving doses names the drugs ("amoxicillin 1 g"), not the class,
+    # so for the dose it is no subject the sentence must repeat (it opened "does not state a dose").
+    result = answer_question(
+        question="Previously healthy outpatient with CAP: which antibiotic, and at what dose?",
+        settings=answer_settings(live_search=False),
+    )
+    first = result.answer.split("\n")[0]
+    assert "does not state" not in first and "amoxicillin 1 g three times daily" in first, first
+
+
 def test_what_regimen_is_answered_by_the_finding_that_names_the_drugs(library):
     # "what abx regimen" asks for a drug without naming a class to choose from: the finding naming the beta-lactams
     # and fluoroquinolones answers it (it was led by "The cited evidence does not state which drug").
