@@ -1,4 +1,4 @@
-"""The words that name no topic, read from the `Word` table once per request.
+"""The words that name no topic, read from the `Word` table once per question, tray reply and Scout run.
 
 Every reader of questions, titles and tray requests asks `words(...)` for the classes it needs
 (`WordClass`) instead of keeping a list of its own. The rows are curators' data: `refresh()` reads the
