@@ -167,7 +167,8 @@ def score_sentence(
 
 
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(stems(" ".join(t for t in tokens(text) if t not in language.words(*language.NOT_TOPIC))))
+    not_topic = language.words(*language.NOT_TOPIC)  # once per sentence, not once per word
+    return frozenset(stems(" ".join(t for t in tokens(text) if t not in not_topic)))
 
 
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
