@@ -131,6 +131,14 @@ class AnswerSettings(BaseModel):
         "NCBI_API_KEY). When other answers hold the budget longer, this answer uses stored evidence and, with a "
         "Celery broker, the search is queued for a worker so later askers find its results stored.",
     )
+    live_search_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description="Longest the live search's requests may keep an answer waiting on NCBI: a slow response is cut "
+        "off and no retry starts that would end later, so an unreachable or slow PubMed costs an answer at most "
+        "this long (then it uses stored evidence).",
+    )
     model_pico: bool = Field(
         True, description="With an LLM provider, let the model propose the PICO (validated; vocabulary fallback)."
     )

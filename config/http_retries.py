@@ -7,13 +7,19 @@ sent and otherwise `initial · 2^(attempt-1)` (capped) plus up to `initial` of j
 do not retry in step. A `Retry-After` longer than the policy allows ends the retries at once.
 The client turns the two ways of giving up (`RetryAfterTooLong`, `RetriesExhausted`) into
 messages in its own words.
+
+A caller that cannot wait long (a clinician's answer searching PubMed live) sets a time limit around its
+requests (`time_limit`): within it, no retry starts whose wait would end past the limit, and a client gives
+each request at most the time left (`seconds_left`). Without one, the policy's own attempts and waits apply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -52,6 +58,33 @@ class RetriesExhausted(Exception):
         super().__init__(str(failure))
         self.failure = failure
         self.attempts = attempts
+
+
+_deadline: ContextVar[float | None] = ContextVar("http_retry_deadline", default=None)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Within the block, retries stop before a wait that would end more than `seconds` from now."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def seconds_left() -> float | None:
+    """Return the seconds left under the caller's `time_limit` (at least 0), or None when there is none."""
+    deadline = _deadline.get()
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+
+class _StopAtDeadline(tenacity.stop.stop_base):
+    """Stop before a wait that would end past the caller's `time_limit`."""
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        deadline = _deadline.get()
+        return deadline is not None and time.monotonic() + retry_state.upcoming_sleep >= deadline
 
 
 def is_transient_status(status: int) -> bool:
@@ -110,7 +143,7 @@ class RetryPolicy:
         """
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception(self._worth_retrying),
-            stop=tenacity.stop_after_attempt(self.attempts),
+            stop=tenacity.stop_any(tenacity.stop_after_attempt(self.attempts), _StopAtDeadline()),
             wait=self._wait,
             sleep=self.sleep,
             before_sleep=lambda state: self._log_retry(state, log_fields),
@@ -121,7 +154,7 @@ class RetryPolicy:
         except TransientFailure as failure:
             if self._waits_too_long(failure):
                 raise RetryAfterTooLong(failure) from failure
-            raise RetriesExhausted(failure, attempts=self.attempts) from failure
+            raise RetriesExhausted(failure, attempts=retrying.statistics.get("attempt_number", 1)) from failure
 
     def _waits_too_long(self, failure: TransientFailure) -> bool:
         return failure.retry_after is not None and failure.retry_after > self.retry_after_max_seconds

@@ -117,6 +117,7 @@ class EutilsClient:
             log_event="ncbi_retry",
         )
         self.limiter = limiter
+        self.timeout = timeout
         self.http = http or httpx.Client(
             timeout=httpx.Timeout(timeout), headers={"User-Agent": f"{tool} (MedCite)"}
         )
@@ -139,8 +140,14 @@ class EutilsClient:
         except RateLimiterUnavailable as exc:
             raise EutilsUnavailable(f"No request was sent to NCBI E-utilities {endpoint}: {exc}") from exc
         url = self.base_url + endpoint
+        # Under a caller's time limit (an answer's live search) a request gets at most the time left.
+        left = http_retries.seconds_left()
+        timeout = httpx.USE_CLIENT_DEFAULT if left is None or left >= self.timeout else max(left, 0.05)
         try:
-            response = self.http.post(url, data=params) if post else self.http.get(url, params=params)
+            response = (
+                self.http.post(url, data=params, timeout=timeout) if post
+                else self.http.get(url, params=params, timeout=timeout)
+            )
         except httpx.TimeoutException as exc:
             raise http_retries.TransientFailure(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:

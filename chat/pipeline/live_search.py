@@ -10,6 +10,7 @@ import structlog
 from django.core.cache import cache
 
 from chat.pipeline.state import AnswerRun, TraceStep, plural
+from config.http_retries import time_limit
 from evidence import language
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, Concept, joined_phrases
 from evidence.text import is_disease, is_intervention
@@ -109,7 +110,8 @@ def search_live(run: AnswerRun) -> TraceStep:
     The search costs the shared NCBI budget only for what no one fetched before: its esearch answer is
     cached for every user, stored abstracts are never fetched again, and an identical search running
     for another user right now is waited for (at most `live_search_coalesce_seconds`) rather than
-    repeated. Each of its requests waits for a slot at most `live_search_wait_seconds`; when other
+    repeated. Its requests, retries included, keep the answer waiting at most `live_search_seconds` (an
+    unreachable PubMed had cost 8 s of backoff). Each waits for a slot at most `live_search_wait_seconds`; when other
     answers hold the budget longer, this answer goes on with stored evidence and the search is handed
     to a Celery worker (when a broker is configured).
     """
@@ -119,7 +121,7 @@ def search_live(run: AnswerRun) -> TraceStep:
         live = {"ran": False, "query": query, "reason": "PubMed was unreachable a moment ago; not retried yet"}
     else:
         try:
-            with ncbi_budget_wait(run.settings.live_search_wait_seconds):
+            with ncbi_budget_wait(run.settings.live_search_wait_seconds), time_limit(run.settings.live_search_seconds):
                 outcome = fetch_and_cache(
                     queries=[query],
                     max_per_query=run.settings.live_search_max_results,

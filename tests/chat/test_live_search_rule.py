@@ -76,6 +76,26 @@ def test_when_other_answers_hold_the_ncbi_budget_the_answer_uses_stored_evidence
     assert [reference["pmid"] for reference in result.references] == [PMID]
 
 
+def test_a_failing_pubmed_keeps_an_answer_waiting_no_longer_than_its_live_search_time(
+    stored_question, eutils, settings
+):
+    # NCBI answers 503 to everything; the client's own policy would retry four times over 7.5 s or more of backoff
+    # (a physician waited 8.5 s for an answer on a machine that could not reach PubMed).
+    settings.NCBI_MAX_RETRIES = 4
+    settings.NCBI_BACKOFF_INITIAL_SECONDS = 0.5
+    settings.NCBI_API_KEY = "failing-pubmed"  # a budget of its own
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data("Service Unavailable", status=503)
+
+    result = answer_question(question=stored_question, settings=answer_settings(live_search_seconds=1.0))
+
+    live = _steps(result)["live_search"]
+    assert (live["ran"], live["found"]) == (True, 0)
+    assert live["errors"][0].startswith("esearch ")
+    # The first wait (0.5-1.0 s) may fit in the second allowed; no wait after it does.
+    assert 1 <= len(eutils.log) <= 2
+    assert [reference["pmid"] for reference in result.references] == [PMID]
+
+
 def test_a_drug_no_library_finding_speaks_to_is_searched_for_and_the_answer_says_so_first(library, eutils, esearch_for):
     # The CAP guideline is the anchor of the antibiotics scenario and its description mentions corticosteroids,
     # but none of its curated findings speaks to them.

@@ -17,6 +17,8 @@ from config.http_retries import (
     body_snippet,
     is_transient_status,
     retry_after_seconds,
+    seconds_left,
+    time_limit,
     transient_status_failure,
 )
 
@@ -151,3 +153,31 @@ def test_no_retries_means_one_attempt() -> None:
     with pytest.raises(RetriesExhausted) as caught:
         policy(sleeps, max_retries=0).call(attempt)
     assert (caught.value.attempts, len(calls), sleeps) == (1, 1, [])
+
+
+def test_under_a_time_limit_no_retry_starts_whose_wait_would_end_past_it() -> None:
+    attempts: list[float] = []
+
+    def fail() -> None:
+        attempts.append(time.monotonic())
+        raise TransientFailure("HTTP 503")
+
+    patient = RetryPolicy(max_retries=10, backoff_initial_seconds=0.2, backoff_max_seconds=10.0,
+                          retry_after_max_seconds=30.0, log_event="test.retry")
+    with time_limit(0.5), pytest.raises(RetriesExhausted) as caught:
+        patient.call(fail)
+    # Waits of 0.2-0.4 s, then 0.4-0.6 s: at most one fits in half a second; eleven attempts without the limit.
+    assert 1 <= len(attempts) <= 2
+    assert caught.value.attempts == len(attempts)
+    assert attempts[-1] - attempts[0] < 0.5
+
+
+def test_seconds_left_is_none_outside_a_time_limit_and_counts_down_inside() -> None:
+    assert seconds_left() is None
+    with time_limit(5.0):
+        left = seconds_left()
+        assert left is not None and 4.0 < left <= 5.0
+        with time_limit(0.0):
+            assert seconds_left() == 0.0
+        assert seconds_left() is not None
+    assert seconds_left() is None

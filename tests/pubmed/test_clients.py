@@ -289,3 +289,19 @@ def test_client_uses_ten_per_second_with_a_key(settings: object) -> None:
     assert eutils_client().limiter.limit == 3
     settings.NCBI_API_KEY = "fake-key-for-limit"
     assert eutils_client().limiter.limit == 10
+
+
+def test_under_a_time_limit_a_slow_response_is_cut_off_at_the_time_left(fake_eutils: FakeEutils) -> None:
+    from config.http_retries import time_limit
+
+    def slow(request: Request) -> Response:
+        fake_eutils.record(request)
+        time.sleep(2.0)
+        return Response(esearch_json(pmids=[]), content_type="application/json")
+
+    fake_eutils.server.expect_request("/esearch.fcgi").respond_with_handler(slow)
+    client = eutils_client()  # 20 s per request by default, retries off in tests
+    started = time.monotonic()
+    with time_limit(0.3), pytest.raises(EutilsUnavailable, match="timed out"):
+        client.esearch("slow")
+    assert time.monotonic() - started < 1.5  # the server takes 2 s to answer
