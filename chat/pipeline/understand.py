@@ -105,7 +105,8 @@ def tag_names(codes: Sequence[str | None], vocabulary: Vocabulary) -> str:
     """Return the tags' labels joined by commas: the trace is read by clinicians, not by the code."""
     # Library-only tags carry their code as label ("sglt2 inhibitors"): those are humanized instead.
     labels = {code: term.label for code, term in vocabulary.terms.items() if term.label != code.replace("_", " ")}
-    return ", ".join(tag_label(code, labels) for code in codes if code)
+    # Two tags may carry one label ("cap" and "community_acquired_pneumonia"): each label is named once.
+    return ", ".join(dict.fromkeys(tag_label(code, labels) for code in codes if code))
 
 
 def read_follow_up(run: AnswerRun) -> None:

@@ -1,7 +1,7 @@
 import pytest
 
 from chat.pipeline.retrieve import tag_weights
-from chat.pipeline.understand import question_vocabulary, result_context
+from chat.pipeline.understand import question_vocabulary, result_context, tag_names
 from evidence.models import Study, Tag, TagKind
 from evidence.text import content_terms, stem
 
@@ -23,6 +23,17 @@ def test_library_tags_missing_from_the_vocabulary_join_it_as_plain_terms():
     assert vocabulary.tags_in("Do SGLT2 inhibitors help in AF?", "disease") == ["sglt2_inhibitors", "af"]
     assert vocabulary.terms["sglt2_inhibitors"].label == "sglt2 inhibitors"
     assert vocabulary.terms["af"].label == "atrial fibrillation"
+
+
+@pytest.mark.django_db
+def test_two_tags_with_one_label_are_named_once_in_the_trace():
+    for code in ("cap", "community_acquired_pneumonia"):
+        Tag.objects.create(code=code, kind=TagKind.DISEASE, label="community-acquired pneumonia")
+    Tag.objects.create(code="sepsis", kind=TagKind.DISEASE, label="sepsis")
+    vocabulary = question_vocabulary([])
+    assert tag_names(["cap", "community_acquired_pneumonia", "sepsis"], vocabulary) == (
+        "Community-acquired pneumonia, Sepsis"
+    )
 
 
 @pytest.mark.parametrize(
