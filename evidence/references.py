@@ -50,6 +50,7 @@ STUDY_KIND_BADGES = {
     "guideline": "Guideline",
     "meta-analysis": "Meta-analysis",
     "systematic-review": "Systematic review",
+    "protocol": "Trial protocol",
 }
 
 ORIGIN_BADGES = {

@@ -17,7 +17,7 @@ import numpy as np
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import ASK_DECISIONS, answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
-from evidence.models import Study
+from evidence.models import Study, StudyKind
 from evidence.pico import Pico
 from evidence.ranking import Candidate, rank_references
 from evidence.sources import ORIGIN_LIBRARY, EvidenceSet, EvidenceSource
@@ -268,6 +268,7 @@ def _judgement(
         addresses=addresses,
         direct=addresses
         and not unmet
+        and source.kind != StudyKind.PROTOCOL  # a protocol reports no outcome: cited, never counted as answering
         and (
             anchor
             or (

@@ -24,6 +24,7 @@ from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, st
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
+from evidence.models import StudyKind
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens
@@ -80,6 +81,8 @@ class Candidate:
     score: float
     words: frozenset[str]
     rank: int = 0
+    # Stated only for other patients than the question's (another stage or episode length): context, not the lead.
+    misfit: bool = False
 
     @property
     def is_conclusion(self) -> bool:
@@ -223,12 +226,10 @@ def _candidates(
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
             # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context.
             # So does a finding stated for the patient's stage ("stage II-III" for stage III; "stage II" is others).
-            for fitted in (durations.fits(duration, sentence), stages.fits(stage, sentence)):
-                if fitted is not None:
-                    score += PATIENT_FIT if fitted else -PATIENT_FIT
-            found.append(
-                Candidate(sentence, source, section, round(score, 4), _content_words(sentence), rank[source.doc_id])
-            )
+            fits_patient = (durations.fits(duration, sentence), stages.fits(stage, sentence))
+            score += sum(PATIENT_FIT if fitted else -PATIENT_FIT for fitted in fits_patient if fitted is not None)
+            found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
+                                   rank[source.doc_id], misfit=False in fits_patient))
     return found
 
 
@@ -262,6 +263,10 @@ def _bottom_line(
     """
     if not candidates:
         return None, asks
+    # A trial protocol reports no outcome, and a finding stated only for other patients (stage II for a stage III
+    # patient) is context: neither leads while anything else was found.
+    candidates = [c for c in candidates if c.source.kind != StudyKind.PROTOCOL] or candidates
+    candidates = [c for c in candidates if not c.misfit] or candidates
     unstated = [kind for kind in asks if not any(answers(kind, c.sentence, concepts) for c in candidates)]
     stated = [kind for kind in asks if kind not in unstated]
     timed = [c for c in candidates if any(states_time_point(point, c.sentence) for point in points)]

@@ -40,6 +40,8 @@ class StudyKind(models.TextChoices):
     GUIDELINE = "guideline", "Guideline"
     META_ANALYSIS = "meta-analysis", "Meta-analysis"
     SYSTEMATIC_REVIEW = "systematic-review", "Systematic review"
+    # A trial's protocol or design paper: what is being tested, never an outcome, so never an answer's finding.
+    PROTOCOL = "protocol", "Trial protocol (no outcomes)"
 
 
 class GuidanceItem(models.Model):

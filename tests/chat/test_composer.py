@@ -360,3 +360,42 @@ def test_a_topic_names_an_intervention_by_its_head_noun(label, spelled, interven
     from evidence.concepts import TOPIC
 
     assert Concept(label, TOPIC, (form_of(spelled),)).names_intervention() is intervention
+
+
+def _library(doc: str, text: str, *, name: str, kind: str = "trial") -> EvidenceSource:
+    return EvidenceSource(doc_id=f"pmid:{doc}", chunk_id="key_finding", origin="library", title=name, pmid=doc,
+                          text=text, study_name=name, kind=kind, approved=True)
+
+
+def _compose_for(question: str, *sources: EvidenceSource) -> str:
+    terms = content_terms(question)
+    return compose_answer(question=question, evidence=EvidenceSet(list(sources)), settings=AnswerSettings(),
+                          question_terms=terms, weights={term: 1.0 for term in terms})
+
+
+def test_a_trial_protocol_never_leads_while_a_study_reports_a_result():
+    protocol = _library("33931919", "The VEGA trial randomises ctDNA-negative colon cancer after resection to "
+                        "surgery alone or 3 months of adjuvant chemotherapy.", name="VEGA protocol", kind="protocol")
+    result = _library("35657320", "In ctDNA-positive colon cancer after resection, adjuvant chemotherapy cleared "
+                      "ctDNA in 87% of patients.", name="DYNAMIC")
+    question = "colon cancer after resection, ctDNA result — adjuvant chemotherapy?"
+
+    answer = _compose_for(question, protocol, result)
+
+    assert answer.startswith("**Bottom line:** **DYNAMIC**")
+    assert "**VEGA protocol**" in answer  # still shown, as context
+    # Alone it is all there is, and it is quoted.
+    assert _compose_for(question, protocol).startswith("**Bottom line:** **VEGA protocol**")
+
+
+def test_a_finding_stated_for_another_stage_does_not_lead_even_from_the_most_relevant_source():
+    other_stage = _library("35657320", "In stage II colon cancer, adjuvant chemotherapy for ctDNA-positive patients "
+                           "was noninferior for recurrence-free survival.", name="DYNAMIC")
+    fitting = _library("36646802", "In stage II-III colon cancer, ctDNA positivity after surgery predicted worse "
+                       "disease-free survival (HR 11.99).", name="GALAXY")
+
+    answer = _compose_for("stage III colon cancer, ctDNA-positive after surgery — adjuvant chemotherapy?",
+                          other_stage, fitting)
+
+    assert answer.startswith("**Bottom line:** **GALAXY**")
+    assert "**DYNAMIC**" in answer

@@ -109,3 +109,20 @@ def test_a_drug_no_library_finding_speaks_to_is_searched_for_and_the_answer_says
     assert result.answer.startswith("**Bottom line:** The cited evidence gives no finding on steroids. Nearest")
     assert result.confidence == "YELLOW"
     assert "no shown finding speaks to steroids" in " ".join(result.confidence_reasons)
+
+
+def test_the_seeded_trial_protocol_is_cited_as_context_never_as_the_answer(library, eutils, esearch_for):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(esearch_for([]),
+                                                                           content_type="application/json")
+    # CIRCULATE-Japan (pmid 33931919) is the design of GALAXY, VEGA and ALTAIR: it names this very question
+    # (VEGA randomises it) but reports no outcome, so it neither answers nor counts towards GREEN.
+    result = answer_question(question="ctDNA-negative high-risk stage II colon cancer — skip adjuvant CAPOX?")
+
+    judged = {j["doc_id"]: j for step in result.trace if step["step"] == "judge" for j in step["data"]["judgements"]}
+    assert (judged["pmid:33931919"]["addresses"], judged["pmid:33931919"]["direct"]) == (True, False)
+    assert "CIRCULATE-Japan platform protocol" not in result.answer.split("\n\n")[0]
+
+    stage_three = answer_question(question="stage III colon ca ctDNA+ after resection — escalate adjuvant?")
+    bottom_line = stage_three.answer.split("\n\n")[0]
+    assert "CIRCULATE-Japan platform protocol" not in bottom_line
+    assert "stage II colon cancer" not in bottom_line  # DYNAMIC's stage II findings answer for other patients
