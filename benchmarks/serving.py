@@ -37,7 +37,7 @@ commit) on the same database: the "before" numbers of the same run.
 
     .venv/bin/python benchmarks/serving.py [--concurrency 8,16] [--answers 96] [--servers production,runserver]
                                            [--scenarios off,on,on+load] [--bulk-records 2000] [--redis URL]
-                                           [--server-code DIR] [--ncbi-api-key] [--json]
+                                           [--server-code DIR] [--ncbi-api-key] [--logs DIR] [--json]
 """
 
 from __future__ import annotations
@@ -511,6 +511,8 @@ def main() -> None:
                         help="run the servers, worker and load from this checkout (default: this one)")
     parser.add_argument("--ncbi-api-key", action="store_true", help="servers use a (fake) key: NCBI allows 10/s")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--logs", type=Path, metavar="DIR",
+                        help="keep the servers', worker's and load's logs in DIR (default: a temporary folder)")
     args = parser.parse_args()
     concurrencies = [int(value) for value in args.concurrency.split(",")]
     servers = args.servers.split(",")
@@ -537,7 +539,8 @@ def main() -> None:
     results: list[RunResult] = []
     try:
         with tempfile.TemporaryDirectory(prefix="medcite-serving-") as scratch:
-            logs = Path(scratch)
+            logs = args.logs or Path(scratch)
+            logs.mkdir(parents=True, exist_ok=True)
             for scenario in scenarios:
                 questions = (question_mix(stored_questions, unstored_questions, every=args.unstored_every)
                              if scenario.live_search else stored_questions)

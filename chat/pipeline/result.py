@@ -7,7 +7,7 @@ fresh `AnswerResult` or from a stored assistant message, so the two can never dr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from evidence.models import DecisionAid
@@ -76,9 +76,8 @@ class AnswerResult:
 
     def extras(self) -> dict[str, Any]:
         """Return what the assistant message stores in `extras`."""
-        data = asdict(self)
-        for key in ("question", "answer", "context"):
-            data.pop(key)
+        # The fields as they are (JSON values already): a deep copy of the trace cost 4 ms an answer.
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("question", "answer", "context")}
         data["payloads"] = []
         return data
 

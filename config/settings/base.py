@@ -40,7 +40,21 @@ if EMBEDDED_DATABASE:
 else:
     _database_url = env.str("DATABASE_URL")
 DATABASES = {"default": env.db_url_config(_database_url)}
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0 if DEBUG else 60)
+# Served by ASGI (uvicorn workers), each request's synchronous code runs in a thread of its own: a persistent
+# connection (CONN_MAX_AGE) stays with a thread that never serves again, and at 20 answers a second the database
+# refused new clients within seconds. Production therefore borrows connections from a pool per process, returned
+# when each request ends; DATABASE_POOL_MAX_SIZE=0 turns the pool off (then DATABASE_CONN_MAX_AGE applies).
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=0 if DEBUG else 20)
+if DATABASE_POOL_MAX_SIZE:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        # A request waits this long for a connection when all are lent, then fails rather than hang.
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_SECONDS", default=10.0),
+    }
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_medcite")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

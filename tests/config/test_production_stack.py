@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +118,7 @@ def production_stack(transactional_db: None, fake_eutils: FakeEutils, tmp_path: 
             TRUST_X_FORWARDED_PROTO="1",
             STATIC_ROOT=str(tmp_path / "staticfiles"),
             NCBI_EUTILS_BASE_URL=fake_eutils.server.url_for("/"),
+            DATABASE_POOL_MAX_SIZE="4",
             # Beat's one job, due every two seconds here so the test sees it run.
             EMBED_MISSING_CHUNKS_EVERY_SECONDS="2",
         )
@@ -237,6 +239,18 @@ def test_production_stack_streams_answers_runs_tasks_and_serves_static_files(
     # (a buffered response would deliver every event within the same millisecond).
     assert events[-1][0] - events[0][0] > 0.05, [(round(at - started, 3), name) for at, name, _ in events]
 
+    # Each ASGI request runs in a thread of its own: a persistent connection per thread outlived its request, and
+    # at 20 answers a second PostgreSQL refused new clients within seconds. Connections come from a pool now.
+    def answered(_: int) -> bool:
+        url = f"/api/v1/conversations/{api.post('/api/v1/conversations/', json={}).json()['id']}/messages/?stream=1"
+        with api.stream("POST", url, json={"question": QUESTION}, headers={"Accept": "text/event-stream"}) as reply:
+            return [name for _, name, _ in _sse_events(reply)][-1] == "done"
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(answered, range(32)))
+    assert _database_clients() <= 2 * 4 + 4  # two web workers' pools of 4, the worker's and beat's, this test's
+
+
     # An ingestion through the API, run by the Celery worker to completion against the fake E-utilities.
     created = api.post("/api/v1/ingestions/", json={"queries": [INGEST_QUERY], "max_per_query": 3})
     assert created.status_code == 201, created.text
@@ -257,6 +271,16 @@ def test_production_stack_streams_answers_runs_tasks_and_serves_static_files(
               what="the worker running the task beat sent", stack=production_stack, timeout=30)
     assert "Scheduler: Sending due task embed-missing-chunks" in production_stack.log("beat")
     production_stack.assert_running()
+
+
+def _database_clients() -> int:
+    """Return how many connections the test database has from client backends."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND backend_type = 'client backend'")
+        return int(cursor.fetchone()[0])
 
 
 def test_check_deploy_passes_and_x_forwarded_proto_is_not_trusted_by_default(tmp_path: Path) -> None:
