@@ -53,7 +53,15 @@ _AGE = re.compile(
     re.IGNORECASE,
 )
 CASE_WORDS = 25  # a question this long describes a patient
-OLDER_FORMS = ("elderly", "aged", "older", "geriatric", "octogenarian", "nonagenarian", "aged 80 and over")
+
+
+def _older_forms(words: language.Words) -> tuple[tuple[str, ...], ...]:
+    """The word table's wordings of older patients, as forms ("aged 80 and over" as one)."""
+    return tuple(form_of(text) for text in sorted(words.of(language.WordClass.OLDER)))
+
+
+def _older_stems(words: language.Words) -> frozenset[str]:
+    return frozenset(stem(text) for text in words.of(language.WordClass.OLDER) if " " not in text)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,7 @@ def question_concepts(
     asked = _asked_conditions(question, vocabulary)
     not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
+    older_stems = language.current().derived(_older_stems)
     for match in vocabulary.matches(question):
         if match.kind not in (DISEASE, DECISION):
             continue
@@ -205,7 +214,7 @@ def question_concepts(
         form = form_of(word)
         if not form or (len(form) == 1 and form[0] in generic):
             continue
-        if form[0] in {stem(w) for w in OLDER_FORMS}:
+        if form[0] in older_stems:
             older = True
             continue
         # "Statins for ..." is capitalised as the question's first word, not as a name.
@@ -217,7 +226,7 @@ def question_concepts(
             continue
         concepts.append(Concept(word, TOPIC, forms, weights.get(word, 1.0)))
     if older:
-        concepts.append(Concept("older adults", POPULATION, tuple(form_of(f) for f in OLDER_FORMS), 1.0))
+        concepts.append(Concept("older adults", POPULATION, language.current().derived(_older_forms), 1.0))
     topic_max = max((concept.weight for concept in concepts if concept.role == TOPIC), default=1.0)
     core = sum(1 for concept in concepts if concept.role != TOPIC) * topic_max
     topics = sum(concept.weight for concept in concepts if concept.role == TOPIC)

@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 import structlog
 
+from evidence import language
 from evidence.vocabulary import DECISION, DISEASE, TagMatch, Vocabulary
 
 logger = structlog.get_logger(__name__)
@@ -27,32 +28,14 @@ LlmJson = Callable[[str, dict[str, Any]], dict[str, Any]]
 _DIAGNOSED_BEFORE = re.compile(r"\b(?:newly|recently|previously|already|just|first)\s+$", re.IGNORECASE)
 _DIAGNOSED_AFTER = re.compile(r"^\s+(?:with|as)\b", re.IGNORECASE)
 
-OUTCOME_TERMS = (
-    "stroke",
-    "systemic embolism",
-    "major bleeding",
-    "bleeding",
-    "mortality",
-    "death",
-    "survival",
-    "recurrence",
-    "relapse",
-    "disease-free survival",
-    "recurrence-free survival",
-    "hospitalisation",
-    "hospitalization",
-    "readmission",
-    "clinical cure",
-    "treatment failure",
-    "kidney function",
-    "eGFR decline",
-    "myocardial infarction",
-    "stent thrombosis",
-    "quality of life",
-)
-_OUTCOME_RE = re.compile(
-    r"\b(" + "|".join(re.escape(t) for t in sorted(OUTCOME_TERMS, key=len, reverse=True)) + r")\b", re.I
-)
+def _outcome_pattern(words: language.Words) -> re.Pattern[str]:
+    """The outcome cues of the word table as one pattern, longest first ("major bleeding" before "bleeding")."""
+    terms = sorted(words.of(language.WordClass.OUTCOME), key=len, reverse=True)
+    if not terms:
+        return re.compile(r"(?!)")  # no outcome words: nothing is an outcome
+    return re.compile(r"\b(" + "|".join(re.escape(term) for term in terms) + r")\b", re.IGNORECASE)
+
+
 _PATIENT_RE = re.compile(
     r"\b(?:an?\s+)?(\d{1,3})[-\s]?(?:year|yr)[-\s]?old\s+(man|woman|male|female|patient|person|boy|girl)"
     r"(?:\s+with\s+([^.;?]+?))?(?=[,.;?]|\s+(?:who|on|after|should|is|has|taking)\b|$)",
@@ -265,7 +248,8 @@ def extract_pico_rules(
         for m in vocabulary.matches(question)
         if not describes_patients(question, m, vocabulary) and not is_negated(question, m)
     ]
-    outcome_spans = [m.span() for m in _OUTCOME_RE.finditer(question)]
+    outcome_re = language.current().derived(_outcome_pattern)
+    outcome_spans = [m.span() for m in outcome_re.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
 
     def is_outcome(match: TagMatch) -> bool:
@@ -303,7 +287,7 @@ def extract_pico_rules(
         vocabulary.label(primary_decision) if primary_decision else "",
     )
     comparison = found.group(1).strip() if (found := _COMPARISON_RE.search(question)) else ""
-    outcomes = list(dict.fromkeys(m.group(1).lower() for m in _OUTCOME_RE.finditer(question)))
+    outcomes = list(dict.fromkeys(m.group(1).lower() for m in outcome_re.finditer(question)))
     return _assemble(
         vocabulary=vocabulary,
         disease_tags=disease_tags,

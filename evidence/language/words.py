@@ -1,12 +1,14 @@
-"""The words that name no topic, read from the `Word` table once per question, tray reply and Scout run.
+"""The curated word classes, read from the `Word` table once per question, tray reply and Scout run.
 
-Every reader of questions, titles and tray requests asks `words(...)` for the classes it needs
-(`WordClass`) instead of keeping a list of its own. The rows are curators' data: `refresh()` reads the
-table (one query; the sets are built once per distinct table content) where a unit of language work
-starts - the understanding step of every question, every tray reply and every Evidence Scout run - so a
-curator's edit applies from the next one. Search reranking and other readers in between use the last
-reading of their process. Where no row has been seeded yet (a new database, a process with no database)
-the words shipped in `seed/vocabulary.json` are read: they are the rows `seed_evidence` writes.
+Most classes are words that name no topic (grammar, ways of asking, request words); two are cues that say
+which part of a question a word is (an outcome, older patients). Every reader of questions, titles and tray
+requests asks `words(...)` for the classes it needs (`WordClass`) instead of keeping a list of its own. The
+rows are curators' data: `refresh()` reads the table (one query; the sets are built once per distinct table
+content) where a unit of language work starts - the understanding step of every question, every tray reply
+and every Evidence Scout run - so a curator's edit applies from the next one. Search reranking and other
+readers in between use the last reading of their process. Where no row has been seeded yet (a new database, a
+process with no database) the words shipped in `seed/vocabulary.json` are read: they are the rows
+`seed_evidence` writes.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ VOCABULARY_PATH = Path(__file__).resolve().parent.parent / "seed" / "vocabulary.
 
 
 class WordClass(models.TextChoices):
-    """What a word is to the code that reads questions, titles and tray requests (none of them a topic)."""
+    """What a word is to the code that reads questions, titles and tray requests."""
 
     GRAMMAR = "grammar", "Grammar word (a, the, which, may)"
     SCAFFOLDING = "scaffolding", "Built into every clinical question (patient, study, evidence, recommend)"
@@ -39,6 +41,9 @@ class WordClass(models.TextChoices):
     REQUEST = "request", "Words of a search request, never searched for (find, show, papers, PubMed)"
     ROWS = "rows", "Points at a tray's rows or how they are asked about (loaded, row, column)"
     BROAD = "broad", "Too broad a condition to search a drug under (cancer, disease, syndrome)"
+    # Cues: words that do name something, but say which part of the question they are.
+    OUTCOME = "outcome", "Names an outcome, not the patient's condition, after the treatment (stroke, survival)"
+    OLDER = "older", "Says the patients are older adults (elderly, geriatric, octogenarian)"
 
 
 T = TypeVar("T")
@@ -113,8 +118,23 @@ def refresh() -> Words:
     except DatabaseError as exc:
         logger.warning("words_not_read", error=str(exc))
         return current()
-    _current = _built(rows or shipped_rows())
+    _current = _built(_with_shipped_classes(rows))
     return _current
+
+
+def _with_shipped_classes(rows: tuple[WordRow, ...]) -> tuple[WordRow, ...]:
+    """Return the table's rows, plus the shipped words of any class the table holds no row of.
+
+    A database seeded before a class existed (or never seeded) reads that class as shipped until
+    `seed_evidence` writes its rows.
+    """
+    present = {name for _, classes in rows for name in classes}
+    added = tuple(
+        (text, kept)
+        for text, classes in shipped_rows()
+        if (kept := tuple(name for name in classes if name not in present))
+    )
+    return rows + added if added else rows
 
 
 def current() -> Words:

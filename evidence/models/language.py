@@ -11,7 +11,8 @@ from evidence.language.words import WordClass
 
 
 class Word(models.Model):
-    """A word (or MeSH-style phrase) that names no topic, and the classes it belongs to.
+    """A word (or phrase) and the curated classes it belongs to: most classes name no topic (grammar, ways of
+    asking), two are cues to a word's part in a question (an outcome, older patients).
 
     Question understanding, the live PubMed query, the search reranker, the extractive composer and the
     tray's request reader all read these rows (`evidence.language.words`); a curator's edit applies from
