@@ -26,8 +26,11 @@ from evidence.models import (
 
 @admin.register(Tag)
 class TagAdmin(CuratorEditableAdmin):
-    list_display = ("code", "kind", "label", "broader", "synonym_count", "is_imaging_term", "is_generic", "is_modifier")
-    list_filter = ("kind", "is_imaging_term", "is_generic", "is_modifier")
+    list_display = (
+        "code", "kind", "label", "broader", "synonym_count", "is_imaging_term", "is_generic", "is_modifier",
+        "answer_kind",
+    )
+    list_filter = ("kind", "is_imaging_term", "is_generic", "is_modifier", "answer_kind")
     search_fields = ("code", "label", "synonyms")
     autocomplete_fields = ("broader",)
     ordering = ("kind", "code")

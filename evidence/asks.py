@@ -68,8 +68,6 @@ ASK_WORDS = {
     "timing": "the timing",
     "threshold": "a threshold",
 }
-# The decision tags whose question is one of these kinds: a cited sentence stating the kind covers the decision.
-ASK_DECISIONS = {"drug_choice": "drug", "dose": "dose", "duration": "duration", "restart": "timing"}
 
 
 # The follow-up time a question names ("still holds at 5 yrs?", "OS at 3 years"): a finding reported at that time
@@ -119,7 +117,7 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
     # Generic decisions (treatment, drug choice, risk stratification: `Tag.is_generic`) say how the question asks, not
     # what about: "CHA2DS2-VASc 3, which anticoagulant?" is answered by "choose a DOAC rather than warfarin".
     subjects = [
-        c for c in concepts if c.role == DECISION_ROLE and c.code and c.code not in ASK_DECISIONS and not c.generic
+        c for c in concepts if c.role == DECISION_ROLE and c.code and not c.answer_kind and not c.generic
     ]
     index = TextIndex(sentence) if subjects else None
     return any(index.covers(subject) for subject in subjects) if index else True

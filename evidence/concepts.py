@@ -74,6 +74,7 @@ class Concept:
     weight: float = 1.0
     code: str = ""  # the vocabulary tag it came from, if any
     generic: bool = False  # that tag is a generic decision (`Tag.is_generic`: treatment, drug choice, risk)
+    answer_kind: str = ""  # the kind of answer that tag asks for (`Tag.answer_kind`: "timing" for restart)
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
@@ -172,7 +173,8 @@ def question_concepts(
             )
         )
         role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
-        concepts.append(Concept(label, role, forms, 1.0, match.code, generic_decision))
+        answer_kind = vocabulary.answer_kind(match.code)
+        concepts.append(Concept(label, role, forms, 1.0, match.code, generic_decision, answer_kind))
     _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
     age = _AGE.search(question)
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
@@ -354,7 +356,8 @@ def _add_spelled_tags(
                     dict.fromkeys([*own, *(f for phrase in phrases for f in lexicon.expand(form_of(phrase)))])
                 )
                 role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
-                concepts.append(Concept(term.label, role, tuple(f for f in forms if f), 1.0, match.code))
+                wordings = tuple(f for f in forms if f)
+                concepts.append(Concept(term.label, role, wordings, 1.0, match.code, answer_kind=term.answer_kind))
                 known.add(match.code)
                 taken.append((start, end))
 

@@ -28,6 +28,9 @@ class CuratedFinding:
     # Set by the judge step: the finding is stated for a narrower group than the question's condition (subclinical
     # AF for an AF question); it may answer, but one stated for the condition itself leads before it.
     narrower_population: bool = False
+    # Set when the answer reads the library: the kind of answer each decision tag asks for (`Tag.answer_kind`,
+    # "" for none), in the order of `decision_tags`.
+    answer_kinds: tuple[str, ...] = ()
 
 
 def shown_statement(finding: Finding) -> str:

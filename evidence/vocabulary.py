@@ -39,6 +39,7 @@ class VocabularyTerm:
     is_generic: bool = False  # a generic decision (treatment, drug choice)
     is_modifier: bool = False  # narrows a disease (stage, assay type)
     patient_wordings: tuple[str, ...] = ()  # wordings that say who the patients are ("diagnosed")
+    answer_kind: str = ""  # the kind of answer a question on this decision asks for ("timing" for restart)
 
 
 # Inflections a lower-case word synonym may carry: restart → restarted, omit → omitted, stop → stopping.
@@ -101,6 +102,11 @@ class Vocabulary:
         """Return True for a generic decision (treatment, drug choice): primary only when nothing else is asked."""
         term = self.terms.get(code)
         return bool(term and term.is_generic)
+
+    def answer_kind(self, code: str) -> str:
+        """Return the kind of answer (drug, dose, duration, timing) a question on decision `code` asks for, or ""."""
+        term = self.terms.get(code)
+        return term.answer_kind if term else ""
 
     def conditions(self, tags: Iterable[str]) -> list[str]:
         """Return `tags` without the modifiers: the conditions they name."""
@@ -212,7 +218,7 @@ def load_vocabulary() -> Vocabulary:
     """Return the current vocabulary from the database (one query; curators' edits apply at once)."""
     rows = Tag.objects.select_related("broader").only(
         "code", "kind", "label", "synonyms", "mesh_terms", "is_imaging_term", "is_generic", "is_modifier",
-        "patient_wordings", "broader__code",
+        "patient_wordings", "answer_kind", "broader__code",
     )
     return Vocabulary.from_terms(
         VocabularyTerm(
@@ -226,6 +232,7 @@ def load_vocabulary() -> Vocabulary:
             is_generic=row.is_generic,
             is_modifier=row.is_modifier,
             patient_wordings=tuple(row.patient_wordings),
+            answer_kind=row.answer_kind,
         )
         for row in rows
     )

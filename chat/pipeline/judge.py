@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
-from evidence.asks import ASK_DECISIONS, answers
+from evidence.asks import answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
 from evidence.models import Study, StudyKind
 from evidence.pico import Pico
@@ -292,8 +292,7 @@ def _curated_for(pico: Pico, tags: Sequence[str], decision_tags: Sequence[str]) 
 
 
 def _states_its_answer(decision: Concept, text: str, concepts: Sequence[Concept]) -> bool:
-    kind = ASK_DECISIONS.get(decision.code)
-    return kind is not None and answers(kind, text, concepts)
+    return bool(decision.answer_kind) and answers(decision.answer_kind, text, concepts)
 
 
 def key_concept(concepts: Sequence[Concept]) -> Concept | None:

@@ -82,7 +82,7 @@ def library_lookup(run: AnswerRun) -> TraceStep:
     )
     chosen = list(dict.fromkeys([*run.anchors, *matched]))
     run.library_sources = [
-        (EvidenceSource.from_study(study, approved=True, score=scores.get(study.study_name, 0.0)), study)
+        (_with_answer_kinds(EvidenceSource.from_study(study, score=scores.get(study.study_name, 0.0)), run), study)
         for study in chosen
     ]
     return TraceStep(
@@ -92,6 +92,16 @@ def library_lookup(run: AnswerRun) -> TraceStep:
         + (f": {names(chosen, 'study_name')}" if chosen else ""),
         {"studies": [source.doc_id for source, _ in run.library_sources], "intent": run.intent},
     )
+
+
+def _with_answer_kinds(source: EvidenceSource, run: AnswerRun) -> EvidenceSource:
+    """Return `source` with the kind of answer each curated finding's decision tags ask for (the composer leads with
+    a finding tagged for the kind a question asks: "how long?" and the duration tag)."""
+    if run.vocabulary is None or not source.findings:
+        return source
+    kind = run.vocabulary.answer_kind
+    findings = tuple(replace(f, answer_kinds=tuple(kind(tag) for tag in f.decision_tags)) for f in source.findings)
+    return replace(source, findings=findings)
 
 
 def retracted_studies(library: Sequence[Study]) -> set[int]:

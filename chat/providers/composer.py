@@ -20,8 +20,9 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import durations, language, stages
 from evidence.abstract_sections import abstract_sentences
-from evidence.asks import ASK_DECISIONS, ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
+from evidence.asks import ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
+from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
 from evidence.kidney_function import Range, fits, question_range
 from evidence.models import StudyKind
@@ -187,6 +188,7 @@ def _candidates(
     weights: dict[str, float],
     concepts: Sequence[Concept],
     decisions: frozenset[str] = frozenset(),
+    asks: frozenset[str] = frozenset(),
     kidney: Range | None = None,
     duration: durations.Range | None = None,
     stage: int | None = None,
@@ -200,7 +202,8 @@ def _candidates(
         if source.origin == ORIGIN_LIBRARY and source.findings:
             # A study with curated findings is quoted by them; its description only helps find it.
             sentences = [(CURATED_FINDING, f.shown) for f in source.findings if not f.other_population]
-            decided = {finding.shown: len(decisions.intersection(finding.decision_tags)) for finding in source.findings}
+            # A finding counts the question's decisions among its tags, and the tags asking for what it asks.
+            decided = {f.shown: _decided(f, decisions, asks) for f in source.findings}
         elif source.origin == ORIGIN_LIBRARY:
             sentences = [("key_finding", s) for s in split_sentences(" ".join(source.text.split())) if s]
         else:
@@ -231,6 +234,11 @@ def _candidates(
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
                                    rank[source.doc_id], misfit=False in fits_patient))
     return found
+
+
+def _decided(finding: CuratedFinding, decisions: frozenset[str], asks: frozenset[str]) -> int:
+    kinds = dict(zip(finding.decision_tags, finding.answer_kinds, strict=False))
+    return sum(1 for tag in set(finding.decision_tags) if tag in decisions or kinds.get(tag, "") in asks)
 
 
 def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], settings: AnswerSettings) -> list[Candidate]:
@@ -288,12 +296,6 @@ def _bottom_line(
     return ordered[0], unstated
 
 
-def _decisions(concepts: Sequence[Concept], asks: Sequence[str]) -> frozenset[str]:
-    """Return the decision tags the question is about: its decision concepts and what it asks for."""
-    asked = {code for code, kind in ASK_DECISIONS.items() if kind in asks}
-    return frozenset({c.code for c in concepts if c.role == DECISION_ROLE and c.code} | asked)
-
-
 def uncovered(concepts: Sequence[Concept], texts: Sequence[str]) -> list[str]:
     """Return the labels of the question's concepts that none of `texts` addresses."""
     index = TextIndex(" ".join(texts))
@@ -321,7 +323,8 @@ def compose_answer(
         question_terms=question_terms,
         weights=weights,
         concepts=concepts,
-        decisions=_decisions(concepts, asks),
+        decisions=frozenset(c.code for c in concepts if c.role == DECISION_ROLE and c.code),
+        asks=frozenset(asks),
         kidney=question_range(question),
         duration=durations.question_duration(question),
         stage=stages.question_stage(question),
@@ -344,7 +347,7 @@ def compose_answer(
     open_concepts = [
         c
         for c in clinical_parts(question, concepts)
-        if not (c.role == DECISION_ROLE and ASK_DECISIONS.get(c.code) in stated)
+        if not (c.role == DECISION_ROLE and c.answer_kind in stated)
         and c.label.lower() not in names
         and c.role != POPULATION
         and not (kidney_fitted and question_range(c.label) is not None)

@@ -58,6 +58,15 @@ class Tag(models.Model):
             "or a topic of its own; sharing only a modifier does not make a study relevant."
         ),
     )
+    answer_kind = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[("drug", "a drug"), ("dose", "a dose"), ("duration", "a duration"), ("timing", "a timing")],
+        help_text=(
+            "Decision tags only: the kind of answer a question on this decision asks for (drug choice: a drug; "
+            "restart: a timing). A cited sentence stating that kind answers the decision; blank for none."
+        ),
+    )
     patient_wordings = ArrayField(
         models.CharField(max_length=120),
         default=list,
@@ -83,6 +92,8 @@ class Tag(models.Model):
             raise ValidationError({"is_generic": "Only a decision tag can be a generic decision."})
         if self.kind == TagKind.DECISION and self.is_modifier:
             raise ValidationError({"is_modifier": "Only a disease tag can narrow a disease."})
+        if self.kind == TagKind.DISEASE and self.answer_kind:
+            raise ValidationError({"answer_kind": "Only a decision tag asks for a kind of answer."})
 
 
 class AnchorScenario(models.Model):

@@ -112,6 +112,7 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
         values["is_imaging_term"] = bool(row.get("is_imaging_term", False))
         values["is_generic"] = bool(row.get("is_generic", False))
         values["is_modifier"] = bool(row.get("is_modifier", False))
+        values["answer_kind"] = str(row.get("answer_kind", ""))
         values["patient_wordings"] = list(row.get("patient_wordings", []))
         tags[row["code"]] = _upsert(Tag, {"code": row["code"]}, values, result.tags, overwrite_curator_edits)
     for row in data.get("tags", []):

@@ -28,6 +28,7 @@ def seeded_vocabulary() -> Vocabulary:
             is_generic=row.get("is_generic", False),
             is_modifier=row.get("is_modifier", False),
             patient_wordings=tuple(row.get("patient_wordings", ())),
+            answer_kind=row.get("answer_kind", ""),
         )
         for row in seed_data()["tags"]
     )

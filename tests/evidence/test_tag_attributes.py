@@ -1,4 +1,5 @@
-"""How a question uses a tag is the tag's data (generic decision, modifier, patient wordings), not its code in code."""
+"""How a question uses a tag is the tag's data (generic decision, modifier, patient wordings, the kind of answer
+it asks for), not its code in code."""
 
 from __future__ import annotations
 
@@ -109,3 +110,39 @@ def test_a_finding_only_about_a_narrower_group_of_the_condition_is_told_apart() 
     # A question that names the group ("device-detected subclinical AF") asks about it.
     assert not vocabulary.about_narrower(trial, {"af"}, {"af", "subclinical_af", "ahre"})
     assert not vocabulary.about_sibling(trial, {"af"}, {"af"})  # a narrower group is no sibling
+
+
+def test_the_kind_of_answer_a_decision_asks_for_is_the_tags_data() -> None:
+    vocabulary = seeded_vocabulary()
+    kinds = {code: vocabulary.answer_kind(code) for code in vocabulary.terms if vocabulary.answer_kind(code)}
+    assert kinds == {"drug_choice": "drug", "dose": "dose", "duration": "duration", "restart": "timing"}
+    question = "restart apixaban after GI bleed - when?"
+    pico = extract_pico_rules(question, vocabulary=vocabulary)
+    restart = next(c for c in question_concepts(question, vocabulary=vocabulary, pico=pico, lexicon=seeded_lexicon())
+                   if c.code == "restart")
+    assert restart.answer_kind == "timing"
+    # A curator who says "restart" asks for nothing in particular: the concept carries no kind.
+    edited = _with(vocabulary, "restart", answer_kind="")
+    concepts = question_concepts(question, vocabulary=edited, pico=pico, lexicon=seeded_lexicon())
+    assert next(c for c in concepts if c.code == "restart").answer_kind == ""
+    with pytest.raises(ValidationError, match="Only a decision tag asks"):
+        Tag(code="x", kind="disease", label="x", answer_kind="dose").clean()
+
+
+def test_a_finding_tagged_for_the_kind_asked_counts_as_on_the_decision() -> None:
+    from chat.providers.composer import _decided
+    from evidence.findings import CuratedFinding
+
+    finding = CuratedFinding(shown="Give DAPT for 12 months.", review="", reviewed=False, locator="", source_url="",
+                             decision_tags=("antiplatelet", "duration"), answer_kinds=("", "duration"))
+    assert _decided(finding, frozenset({"antiplatelet"}), frozenset()) == 1
+    assert _decided(finding, frozenset({"antiplatelet"}), frozenset({"duration"})) == 2  # "how long?" asked
+    assert _decided(finding, frozenset(), frozenset({"dose"})) == 0
+
+
+@pytest.mark.django_db
+def test_the_seeded_answer_kinds_load_and_a_curator_edit_applies() -> None:
+    seed_vocabulary()
+    assert load_vocabulary().answer_kind("restart") == "timing"
+    Tag.objects.filter(code="restart").update(answer_kind="")
+    assert load_vocabulary().answer_kind("restart") == ""
