@@ -255,7 +255,9 @@ def _graded(question: str, label: str) -> bool:
     return bool(grade and (grade.group(1).isdigit() or roman_value(grade.group(1)) is not None))
 
 
-def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool = True) -> list[Concept]:
+def clinical_parts(
+    question: str, concepts: Sequence[Concept], *, answered: bool = True, names_study: bool = False
+) -> list[Concept]:
     """Return the parts of the question an answer can be missing.
 
     A question without a condition is all its concepts. One naming its condition is its condition, decision and
@@ -266,7 +268,9 @@ def clinical_parts(question: str, concepts: Sequence[Concept], *, answered: bool
     # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part
     # (the regimen the patient is on is no concept at all: `question_concepts`).
     concepts = [c for c in concepts if c.role != TOPIC or not _graded(question, c.label)]
-    if not any(concept.role == CONDITION for concept in concepts):
+    # A question that names a study ("DELIVER - did the benefit fade at LVEF >60%?") is about that study's condition,
+    # as one naming its condition is.
+    if not names_study and not any(concept.role == CONDITION for concept in concepts):
         return list(concepts)
     case = len(question.split()) >= CASE_WORDS
     return [c for c in concepts if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))]

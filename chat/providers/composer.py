@@ -344,9 +344,11 @@ def compose_answer(
     # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
     kidney = question_range(question)
     kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in quoted)
+    cited = {c.source.doc_id for c in quoted}
+    names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
     open_concepts = [
         c
-        for c in clinical_parts(question, concepts)
+        for c in clinical_parts(question, concepts, names_study=names_study)
         if not (c.role == DECISION_ROLE and c.answer_kind in stated)
         and c.label.lower() not in names
         and c.role != POPULATION
@@ -367,7 +369,6 @@ def compose_answer(
     if rest:
         parts.append("### Evidence")
         parts.append("\n".join(f"- {_label(c)}{_with_citation(c.sentence, c.source)}" for c in rest))
-    cited = {c.source.doc_id for c in quoted}
     texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
     missing = uncovered(open_concepts, texts) if concepts else []
     if missing:

@@ -399,3 +399,21 @@ def test_a_finding_stated_for_another_stage_does_not_lead_even_from_the_most_rel
 
     assert answer.startswith("**Bottom line:** **GALAXY**")
     assert "**DYNAMIC**" in answer
+
+
+def test_a_question_naming_its_study_lists_no_word_of_its_own_as_a_missing_part():
+    deliver = _library("36027570", "Dapagliflozin reduced worsening heart failure or cardiovascular death, with no "
+                       "loss of benefit at higher ejection fractions.", name="DELIVER")
+    concepts = [Concept("dapagliflozin", "decision", (form_of("dapagliflozin"),)),
+                Concept("fade", "topic", (form_of("fade"),))]
+
+    def composed(question: str) -> str:
+        terms = content_terms(question)
+        return compose_answer(question=question, evidence=EvidenceSet([deliver], library=[deliver]),
+                              settings=AnswerSettings(),
+                              question_terms=terms, weights={term: 1.0 for term in terms}, concepts=concepts)
+
+    # Naming DELIVER, the question is about DELIVER's condition; "fade" is how it asks, not a part to cover.
+    assert "do not address" not in composed("DELIVER - did the dapagliflozin benefit fade at LVEF above 60%?")
+    # Naming nothing, a word no source addresses is still a part the answer says it lacks.
+    assert "do not address fade" in composed("did the dapagliflozin benefit fade at LVEF above 60%?")
