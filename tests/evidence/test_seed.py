@@ -293,7 +293,7 @@ def test_command_prints_counts():
         "Vocabulary tags: 55 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Anchor scenarios: 6 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Classification rules: 13 created, 0 updated, 0 unchanged, 0 kept.\n"
-        "Abbreviations and lay terms: 348 created, 0 updated, 0 unchanged, 0 kept.\n"
+        "Abbreviations and lay terms: 350 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Curated words (word classes): 597 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Decision aids: 6 created, 0 updated, 0 unchanged.\n"
     )
@@ -304,7 +304,7 @@ def test_command_prints_counts():
         "Vocabulary tags: 0 created, 0 updated, 55 unchanged, 0 kept.\n"
         "Anchor scenarios: 0 created, 0 updated, 6 unchanged, 0 kept.\n"
         "Classification rules: 0 created, 0 updated, 13 unchanged, 0 kept.\n"
-        "Abbreviations and lay terms: 0 created, 0 updated, 348 unchanged, 0 kept.\n"
+        "Abbreviations and lay terms: 0 created, 0 updated, 350 unchanged, 0 kept.\n"
         "Curated words (word classes): 0 created, 0 updated, 597 unchanged, 0 kept.\n"
         "Decision aids: 0 created, 0 updated, 6 unchanged.\n"
     )
