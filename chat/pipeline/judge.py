@@ -225,7 +225,7 @@ def _judgement(
     decision_ok = (
         not decisions
         or source.origin != ORIGIN_LIBRARY
-        or any(index.covers(c) for c in decisions)
+        or any(index.covers(c) or c in stated for c in decisions)
         or bool(set(pico.decision_tags) & set(decision_tags))
     )
     key = key_concept(run.concepts)

@@ -126,3 +126,20 @@ def test_the_seeded_trial_protocol_is_cited_as_context_never_as_the_answer(libra
     bottom_line = stage_three.answer.split("\n\n")[0]
     assert "CIRCULATE-Japan platform protocol" not in bottom_line
     assert "stage II colon cancer" not in bottom_line  # DYNAMIC's stage II findings answer for other patients
+
+
+def test_a_study_stating_the_duration_asked_for_addresses_a_duration_question(library, eutils, esearch_for):
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data(esearch_for([]),
+                                                                           content_type="application/json")
+    first = "IMvigor011, ctDNA+ MIBC after cystectomy - real OS benefit with atezo or just DFS?"
+    answered = answer_question(question=first).answer
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": answered}]
+    # IMvigor011's finding gives atezolizumab "for up to 1 year": none of the duration tag's wordings ("how long",
+    # "duration", "months of"), but the kind of answer the follow-up asks for. It had been set aside as "does not
+    # address treatment duration", and the answer abstained.
+    result = answer_question(question="dose and for how long?", history=history)
+
+    judged = {j["doc_id"]: j for step in result.trace if step["step"] == "judge" for j in step["data"]["judgements"]}
+    assert judged["pmid:41124204"]["addresses"], judged["pmid:41124204"]["reason"]
+    assert not result.abstained
+    assert "1680 mg" in result.answer.split("\n\n")[0]
