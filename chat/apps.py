@@ -7,3 +7,6 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from chat import checks  # noqa: F401  (registers the system checks)
+        from chat.warm_up import start_warm_up
+
+        start_warm_up()
