@@ -101,6 +101,15 @@ def asking_part(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
+def _asked_decisions(question: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the decisions a case's asking sentences name, or an empty set when the question is no case or they
+    name none: the surveillance and scans of the story are what happened, not what is asked."""
+    asking = asking_part(question)
+    if len(question.split()) < CASE_WORDS or asking == question:
+        return set()
+    return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION}
+
+
 def _asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
     """Return the conditions a case asks about - those its asking sentences name, with their broader and narrower
     tags - or an empty set when the question is no case or its asking sentences name no condition.
@@ -139,6 +148,7 @@ def question_concepts(
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
     asked = _asked_conditions(question, vocabulary)
+    asked_decisions = _asked_decisions(question, vocabulary)
     not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
     older_stems = language.current().derived(_older_stems)
@@ -150,6 +160,8 @@ def question_concepts(
             continue  # "stage 4" narrows the condition; it is not a concept of its own
         if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
             continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
+        if asked_decisions and match.kind == DECISION and match.code not in asked_decisions:
+            continue  # the story's decisions ("ctDNA surveillance", "CT shows no disease") are what was done
         term = vocabulary.terms.get(match.code)
         own_words = " ".join(w for w in tokens(match.text) if w not in not_topic and stem(w) not in generic)
         if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):

@@ -376,3 +376,20 @@ def test_a_measured_value_is_a_detail_of_the_patient_not_a_topic(seeded):
     assert "K" not in labels and not any(label.startswith("K ") or label.endswith(" K") for label in labels)
     labels = {c.label for c in concepts_of("62M HFrEF EF 30% - add dapagliflozin?", seeded)}
     assert "EF" not in labels and "dapagliflozin" in labels
+
+
+def test_a_case_is_about_the_decisions_its_question_asks_not_those_of_its_story(seeded):
+    from evidence.concepts import DECISION_ROLE
+
+    case = (
+        "61F with stage III colon cancer resected three months ago, now in a ctDNA surveillance programme with CT "
+        "imaging every six months; her last scan showed no disease and she is back at work. Her oncologist says "
+        "the monitoring schedule may change. Should she get adjuvant chemotherapy if her ctDNA turns positive?"
+    )
+    decisions = {c.label for c in concepts_of(case, seeded) if c.role == DECISION_ROLE}
+    assert "adjuvant therapy" in decisions
+    assert not decisions & {"monitoring", "surveillance", "imaging"}  # what was done, not what is asked
+    # Asked about, the same decision is the question's.
+    asked = case.replace("Should she get adjuvant chemotherapy if her ctDNA turns positive?",
+                         "How often should her ctDNA surveillance be repeated?")
+    assert "surveillance" in {c.label for c in concepts_of(asked, seeded) if c.role == DECISION_ROLE}
