@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evidence.concepts import DECISION_ROLE, Concept, TextIndex, asking_part
+from evidence.case_questions import asking_part
+from evidence.concepts import DECISION_ROLE, Concept, TextIndex
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {

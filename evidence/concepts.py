@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from evidence import durations, language, stages
+from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions
 from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
-from evidence.sentences import split_sentences
 from evidence.text import is_disease, is_intervention, roman_value, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -52,7 +52,6 @@ _AGE = re.compile(
     r"(?:\s*-?\s*old)?\b|(\d{2,3})\s*(?:yo|y/o|[mf])\b)",
     re.IGNORECASE,
 )
-CASE_WORDS = 25  # a question this long describes a patient
 
 
 def _older_forms(words: language.Words) -> tuple[tuple[str, ...], ...]:
@@ -91,41 +90,6 @@ class Concept:
         )
 
 
-def asking_part(question: str) -> str:
-    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
-
-    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
-    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
-    """
-    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
-    return " ".join(asking) if asking else question
-
-
-def _asked_decisions(question: str, vocabulary: Vocabulary) -> set[str]:
-    """Return the decisions a case's asking sentences name, or an empty set when the question is no case or they
-    name none: the surveillance and scans of the story are what happened, not what is asked."""
-    asking = asking_part(question)
-    if len(question.split()) < CASE_WORDS or asking == question:
-        return set()
-    return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION}
-
-
-def _asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
-    """Return the conditions a case asks about - those its asking sentences name, with their broader and narrower
-    tags - or an empty set when the question is no case or its asking sentences name no condition.
-
-    A case tells the story of a patient with other conditions (CKD from an eGFR, diabetes); the question it asks
-    names what it is about ("For HFmrEF, which drug class ...?"). The others are the patient's details.
-    """
-    asking = asking_part(question)
-    if len(question.split()) < CASE_WORDS or asking == question:
-        return set()
-    named = {m.code for m in vocabulary.matches(asking) if m.kind == DISEASE and not is_negated(asking, m)}
-    related = {broader for code in named for broader in vocabulary.broader_chain(code)}
-    narrower = {code for code, term in vocabulary.terms.items() if term.broader in named}
-    return named | related | narrower if named else set()
-
-
 def _scaffolding(forms: Sequence[tuple[str, ...]]) -> bool:
     """Return True for shorthand that can stand for scaffolding ("s/p" is "after", "pts" "patients"): no topic."""
     generic = language.current().derived(_question_stems)
@@ -147,8 +111,8 @@ def question_concepts(
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
-    asked = _asked_conditions(question, vocabulary)
-    asked_decisions = _asked_decisions(question, vocabulary)
+    asked = asked_conditions(question, vocabulary)
+    decisions_asked = asked_decisions(question, vocabulary)
     not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
     older_stems = language.current().derived(_older_stems)
@@ -160,7 +124,7 @@ def question_concepts(
             continue  # "stage 4" narrows the condition; it is not a concept of its own
         if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
             continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
-        if asked_decisions and match.kind == DECISION and match.code not in asked_decisions:
+        if decisions_asked and match.kind == DECISION and match.code not in decisions_asked:
             continue  # the story's decisions ("ctDNA surveillance", "CT shows no disease") are what was done
         term = vocabulary.terms.get(match.code)
         own_words = " ".join(w for w in tokens(match.text) if w not in not_topic and stem(w) not in generic)

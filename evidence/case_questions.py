@@ -1,0 +1,49 @@
+"""What a case asks: its asking sentences, and the conditions and decisions they name.
+
+A case tells the patient's story in statements and asks in its last sentences ("... Is adjuvant
+immunotherapy supported for ctDNA-positive MIBC?"). What the story names (other conditions, the surveillance
+and scans already done) is the patient's detail; what the asking sentences name is what the answer is about.
+"""
+
+from __future__ import annotations
+
+from evidence.pico import is_negated
+from evidence.sentences import split_sentences
+from evidence.vocabulary import DECISION, DISEASE, Vocabulary
+
+CASE_WORDS = 25  # a question this long describes a patient
+
+
+def asking_part(question: str) -> str:
+    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
+
+    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
+    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
+    """
+    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
+    return " ".join(asking) if asking else question
+
+
+def asked_decisions(question: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the decisions a case's asking sentences name, or an empty set when the question is no case or they
+    name none: the surveillance and scans of the story are what happened, not what is asked."""
+    asking = asking_part(question)
+    if len(question.split()) < CASE_WORDS or asking == question:
+        return set()
+    return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION}
+
+
+def asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the conditions a case asks about - those its asking sentences name, with their broader and narrower
+    tags - or an empty set when the question is no case or its asking sentences name no condition.
+
+    A case tells the story of a patient with other conditions (CKD from an eGFR, diabetes); the question it asks
+    names what it is about ("For HFmrEF, which drug class ...?"). The others are the patient's details.
+    """
+    asking = asking_part(question)
+    if len(question.split()) < CASE_WORDS or asking == question:
+        return set()
+    named = {m.code for m in vocabulary.matches(asking) if m.kind == DISEASE and not is_negated(asking, m)}
+    related = {broader for code in named for broader in vocabulary.broader_chain(code)}
+    narrower = {code for code, term in vocabulary.terms.items() if term.broader in named}
+    return named | related | narrower if named else set()
