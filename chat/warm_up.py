@@ -43,11 +43,12 @@ def warm_up() -> float:
 
     started = time.perf_counter()
     try:
-        answer_question(question=WARM_UP_QUESTION, settings=answer_settings(live_search=False))
+        result = answer_question(question=WARM_UP_QUESTION, settings=answer_settings(live_search=False))
     except Exception:  # a failed warm-up costs only the speed of the first answer
         logger.exception("warm_up_failed")
+        return time.perf_counter() - started
     seconds = time.perf_counter() - started
-    logger.info("warm_up_done", seconds=round(seconds, 2))
+    logger.info("warm_up_done", seconds=round(seconds, 2), confidence=result.confidence, cited=len(result.references))
     return seconds
 
 

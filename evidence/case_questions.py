@@ -24,13 +24,17 @@ def asking_part(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
+def _case_asking(question: str) -> str:
+    """Return a case's asking sentences, or "" when the question is no case or asks in no separate sentence."""
+    asking = asking_part(question)
+    return asking if len(question.split()) >= CASE_WORDS and asking != question else ""
+
+
 def asked_decisions(question: str, vocabulary: Vocabulary) -> set[str]:
     """Return the decisions a case's asking sentences name, or an empty set when the question is no case or they
     name none: the surveillance and scans of the story are what happened, not what is asked."""
-    asking = asking_part(question)
-    if len(question.split()) < CASE_WORDS or asking == question:
-        return set()
-    return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION}
+    asking = _case_asking(question)
+    return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION} if asking else set()
 
 
 def asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
@@ -40,8 +44,8 @@ def asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
     A case tells the story of a patient with other conditions (CKD from an eGFR, diabetes); the question it asks
     names what it is about ("For HFmrEF, which drug class ...?"). The others are the patient's details.
     """
-    asking = asking_part(question)
-    if len(question.split()) < CASE_WORDS or asking == question:
+    asking = _case_asking(question)
+    if not asking:
         return set()
     named = {m.code for m in vocabulary.matches(asking) if m.kind == DISEASE and not is_negated(asking, m)}
     related = {broader for code in named for broader in vocabulary.broader_chain(code)}
