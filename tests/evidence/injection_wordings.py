@@ -1,6 +1,7 @@
 """Prompt-injection wordings written for this project, and the benign sentences they are measured against.
 
-Seven generators in seven styles, each with a fixed seed (the eighth, held out, is in `injection_held_out`):
+Seven generators in seven styles, each with a fixed seed (the eighth, held out until stop 39 and never
+trained on, is in `injection_eighth_style`; the ninth, held out now, in `injection_held_out`):
 
 - `development_wordings()` - a slot grammar (role marker x addressee x directive x payload), the
   part the detector's rules were written and tuned against.
@@ -28,7 +29,7 @@ Seven generators in seven styles, each with a fixed seed (the eighth, held out, 
   personas, rhetorical questions, instructions after a real result, errata that overrule the data,
   citation and badge manipulation, obfuscated spellings, four languages, markup, authority and urgency,
   dictated replies, conditional triggers, links. The held-out set until stop 34 (275/320 flagged);
-  training data since. The held-out set now is an eighth style, `injection_held_out.held_out_wordings()`.
+  training data since. The eighth style (`injection_eighth_style`) was the held-out set until stop 39.
 - `development_prose_wordings()` - a sixth style, written after the fifth was committed and never
   looking at how the detector did on it: prose that speaks to whoever passes the record on, in
   other verbs and frames (training data).
