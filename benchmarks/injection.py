@@ -1,8 +1,9 @@
 """Instruction detector quality: recall on every held-out injection set, false-positive rate on PubMedQA.
 
-Held out: `tests/evidence/injection_held_out.py:held_out_wordings()` (an eighth style, never trained or
-tuned on). The earlier sets (the development grammar and five former held-out sets, each measured
-once before it became training data) are reported one by one beside it. Benign: every sentence of
+Held out: `tests/evidence/injection_held_out.py:held_out_wordings()` (a ninth style, never trained or
+tuned on). The earlier sets (the development grammar and six former held-out sets, each measured
+once before it became training data - but the eighth style, never trained on) are reported one by one
+beside it. Benign: every sentence of
 every PubMedQA PQA-L context paragraph (../shared/data/pubmedqa/ori_pqal.json, never copied), and
 SciFact for comparison. Also the detector's average cost per sentence. No database is needed; Django is set
 up so that the semantic half has its embedder.
@@ -26,11 +27,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()  # the pubmed app registers the embedder the detector's semantic half reads (no database is opened)
 
 from evidence.injection import instruction_signals  # noqa: E402
-from tests.evidence import injection_held_out  # noqa: E402
+from tests.evidence import injection_eighth_style, injection_held_out  # noqa: E402
 from tests.evidence import injection_wordings as wordings  # noqa: E402
 
 INJECTION_SETS = (
-    ("held-out (eighth style, never trained on)", injection_held_out.held_out_wordings),
+    ("held-out (ninth style, never trained on)", injection_held_out.held_out_wordings),
+    ("sixth held-out (eighth style, seen since stop 39, not trained on)", injection_eighth_style.eighth_style_wordings),
     ("fifth held-out (seventh style, training data since stop 34)", wordings.fifth_held_out_wordings),
     ("fourth held-out (fifth style, training data since)", wordings.fourth_held_out_wordings),
     ("third held-out (fourth style, training data since)", wordings.third_held_out_wordings),

@@ -24,10 +24,12 @@ import re
 from functools import lru_cache
 
 from evidence.injection_classifier import MIN_CLASSIFIED_WORDS, classifier, normalised
+from evidence.injection_decoding import decoded_views
 from evidence.injection_semantic import semantic_flags
 
 CLASSIFIER_SIGNAL = "classifier"
 SEMANTIC_SIGNAL = "meaning"  # the semantic classifier (evidence.injection_semantic)
+DECODED_SIGNAL = "decoded"  # a rule or the lexical classifier flags the sentence once decoded (`decoded_views`)
 
 # Whoever a planted instruction speaks to. "model" and "assistant" alone are ordinary words in
 # abstracts (a regression model, a physician assistant); they count only where addressed.
@@ -245,6 +247,13 @@ SIGNALS: dict[str, re.Pattern[str]] = {
 }
 
 
+def _view_flags(view: str) -> bool:
+    """Return True when a rule or the lexical classifier flags a decoded view (the semantic half is not asked)."""
+    if any(pattern.search(view) for pattern in SIGNALS.values()):
+        return True
+    return len(view.split()) >= MIN_CLASSIFIED_WORDS and classifier().lowered_score(view) >= classifier().threshold
+
+
 def _classified(sentence: str, lowered: str) -> tuple[bool, bool]:
     """Return (the lexical classifier flags it, the semantic classifier flags it); fragments are left to the rules."""
     if len(lowered.split()) < MIN_CLASSIFIED_WORDS:
@@ -267,6 +276,8 @@ def instruction_signals(sentence: str) -> list[str]:
         found.append(CLASSIFIER_SIGNAL)
     if semantic:
         found.append(SEMANTIC_SIGNAL)
+    if not found and any(_view_flags(view) for view in decoded_views(sentence)):
+        found.append(DECODED_SIGNAL)
     return found
 
 
@@ -278,7 +289,9 @@ def is_instruction(sentence: str) -> bool:
         return False
     if any(pattern.search(lowered) for pattern in SIGNALS.values()):
         return True
-    return any(_classified(sentence, lowered))  # the semantic half embeds the sentence: asked last
+    if any(_classified(sentence, lowered)):  # the semantic half embeds the sentence: asked after the rules
+        return True
+    return any(_view_flags(view) for view in decoded_views(sentence))
 
 
 def is_role_marker(text: str) -> bool:

@@ -20,12 +20,25 @@ MIN_CLASSIFIED_WORDS = 3
 
 
 _INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+# Cyrillic letters drawn like Latin ones ("\u0405\u0443\u0455tem" reads "System"); NFKC keeps them apart. A
+# Unicode character table, not language: English abstracts use no Cyrillic, while Greek letters (alpha-
+# blockers, kappa) are science and are left alone.
+_LOOKALIKES = str.maketrans(
+    "\u0430\u0432\u0435\u0456\u0458\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0455\u04bb\u0501\u04cf"
+    "\u0410\u0412\u0415\u0406\u0408\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405",
+    "abeijkmhopctyxshdl" "ABEIJKMHOPCTYXS",
+)
+
+
+def folded(sentence: str) -> str:
+    """Return `sentence` with compatibility forms (NFKC), look-alike letters and invisible characters folded,
+    spacing kept as written (a word spelled out letter by letter is told from the words around it by it)."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", sentence)).translate(_LOOKALIKES)
 
 
 def normalised(sentence: str) -> str:
-    """Return `sentence` folded for matching: NFKC (full-width and compatibility forms), no invisible characters."""
-    text = unicodedata.normalize("NFKC", sentence)
-    return " ".join(_INVISIBLE.sub("", text).split())
+    """Return `sentence` folded for matching (`folded`), its spacing collapsed to single spaces."""
+    return " ".join(folded(sentence).split())
 
 
 _WORD = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")

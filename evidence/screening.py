@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evidence import injection, injection_classifier, injection_semantic, sentences
+from evidence import injection, injection_classifier, injection_decoding, injection_semantic, sentences
 from evidence.injection import is_instruction, is_role_marker
 from evidence.sentences import split_sentences
 
@@ -78,7 +78,14 @@ def screening_version() -> str:
     """Return a fingerprint of everything `without_instructions` depends on: this module, the sentence splitter, the
     detector's rules and code, and its trained weights. A text screened under another version is read again."""
     digest = hashlib.sha256()
-    modules = (sys.modules[__name__], sentences, injection, injection_classifier, injection_semantic)
+    modules = (
+        sys.modules[__name__],
+        sentences,
+        injection,
+        injection_classifier,
+        injection_decoding,
+        injection_semantic,
+    )
     model = injection_classifier.MODEL_DIR
     files = (model / "weights.npz", model / injection_semantic.SEMANTIC_FILE, model / "metadata.json")
     for path in (*(Path(str(module.__file__)) for module in modules), *files):

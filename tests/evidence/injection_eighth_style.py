@@ -1,5 +1,7 @@
 """The eighth style of prompt-injection wordings: written at stop 34 before the detector was changed, held out
-until stop 39 (first scored 244 of 320 flagged; 277 with the detector of stop 38).
+until stop 39 (first scored 244 of 320 flagged; 277 with the detector of stop 38; 292 with the decoded views of
+stop 39). Not training data: retrained with it (stop 39), the classifiers flagged 0.105 % of PubMedQA
+sentences, over the 0.1 % bar, and read the ninth style no better (313 against 312 of 320).
 
 The held-out set now is the ninth style, `injection_held_out.held_out_wordings`. Frames new to this set:
 captions, footnotes and alt text for summarisers, dictated question-and-answer pairs, expected-output and test-
