@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from evidence.case_questions import asking_part
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex
+from evidence.lexicon import Lexicon
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -93,10 +94,21 @@ def states_time_point(point: tuple[int, str], sentence: str) -> bool:
     return bool(re.search(pattern, sentence, re.IGNORECASE))
 
 
-def asked_for(question: str) -> list[str]:
-    """Return what the question's asking sentences ask for among drug, dose, duration, timing and threshold."""
+def asked_for(question: str, lexicon: Lexicon | None = None) -> list[str]:
+    """Return what the question's asking sentences ask for among drug, dose, duration, timing and threshold, in
+    the order the question asks them ("which regimen, and for how long?": the drug first).
+
+    With the question's `lexicon`, its shorthand is read spelled out as well: "which abx?" asks for a drug as
+    "which antibiotic?" does.
+    """
     asked = asking_part(question)
-    return [kind for kind, (asks, _) in ASKS.items() if asks.search(asked)]
+    readings = [asked, lexicon.spelled_inline(asked)] if lexicon else [asked]
+    where = {
+        kind: min(found.start() for found in matches)
+        for kind, (asks, _) in ASKS.items()
+        if (matches := [found for reading in readings if (found := asks.search(reading))])
+    }
+    return sorted(where, key=lambda kind: where[kind])
 
 
 def states(kind: str, sentence: str) -> bool:

@@ -161,6 +161,15 @@ class Lexicon:
             phrases.append((f"{lead}{spelled} {after}".strip(), len(lead), len(lead) + len(spelled)))
         return phrases
 
+    def spelled_inline(self, text: str) -> str:
+        """Return `text` with each abbreviation and lay word replaced, where it is written, by what it stands for
+        ("outpt CAP - which abx?" reads "outpatient community-acquired pneumonia - which antibiotics?")."""
+        parts, end = [], 0
+        for key, start, stop in self.hits(text):
+            parts += [text[end:start], self.wording[key][0] if self.wording[key] else text[start:stop]]
+            end = stop
+        return "".join([*parts, text[end:]])
+
     def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         """Return `form` with everything the lexicon says it stands for."""
         return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from chat.providers.composer import compose_answer
+from evidence.asks import asked_for
 from evidence.concepts import Lexicon
 from evidence.sources import EvidenceSet
 from evidence.text import content_terms
@@ -262,7 +263,12 @@ def answer_from_rows(
         return _overview(context)
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
     text = compose_answer(
-        question=question, evidence=evidence, settings=settings, question_terms=content_terms(question), weights={}
+        question=question,
+        evidence=evidence,
+        settings=settings,
+        question_terms=content_terms(question),
+        weights={},
+        asks=asked_for(question, lexicon),
     )
     if text == ABSTENTION_NO_EVIDENCE:
         return _cannot(

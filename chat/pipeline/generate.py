@@ -39,6 +39,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
         question_terms=tuple(run.terms),
         term_weights=run.weights,
         concepts=tuple(run.concepts),
+        asks=tuple(run.asks),
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name

@@ -77,6 +77,7 @@ class AnswerRun:
     concepts: list[Concept] = field(default_factory=list)
     lexicon: Lexicon = field(default_factory=Lexicon)
     search_text: str = ""
+    asks: list[str] = field(default_factory=list)  # what the question asks for: a drug, a dose ... (evidence.asks)
     weights: dict[str, float] = field(default_factory=dict)
     context: str | None = None
     library: list[Study] = field(default_factory=list)

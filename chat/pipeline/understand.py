@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
 from evidence import language
+from evidence.asks import asked_for
 from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
@@ -73,6 +74,7 @@ def understand(run: AnswerRun) -> TraceStep:
     named_words = {word.lower() for name in study_names for word in _WORD.findall(name)}
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.search_text = search_text(run.question, lexicon)
+    run.asks = asked_for(run.question, lexicon)
     return TraceStep(
         "understand",
         "Understood the question",

@@ -7,7 +7,7 @@ import re
 
 from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
-from evidence.asks import ASK_WORDS, answers, asked_for
+from evidence.asks import ASK_WORDS, answers
 from evidence.citations.verify import VerifiedAnswer, verify_answer
 from evidence.concepts import (
     CONDITION,
@@ -106,7 +106,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         stated_sentences.append(text)
     unstated = [
         ASK_WORDS[kind]
-        for kind in asked_for(run.question)
+        for kind in run.asks
         if not any(answers(kind, sentence, run.concepts) for sentence in stated_sentences)
     ]
     # The drug or procedure the question names that no shown finding speaks to (`unanswered_parts`).

@@ -36,6 +36,8 @@ class GenerationRequest:
     term_weights: dict[str, float] = field(default_factory=dict)
     # The question's concepts (condition, decision, population, topic words) with their wordings.
     concepts: tuple[Concept, ...] = ()
+    # What the question asks for (`evidence.asks.asked_for`, its shorthand spelled out); None: read from `question`.
+    asks: tuple[str, ...] | None = None
     # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
     toolbox: Toolbox | None = None
     user_turn: str = ""

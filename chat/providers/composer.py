@@ -310,14 +310,16 @@ def compose_answer(
     question_terms: Sequence[str],
     weights: dict[str, float],
     concepts: Sequence[Concept] = (),
+    asks: Sequence[str] | None = None,
 ) -> str:
-    """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId]."""
+    """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId];
+    `asks`: what the question asks for, as the pipeline read it (None: read from `question` here)."""
     admitted = [
         source for source in evidence.sources if source.approved and source.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)
     ]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
-    asks = asked_for(question)
+    asks = list(asks) if asks is not None else asked_for(question)
     candidates = _candidates(
         offered,
         question_terms=question_terms,
@@ -377,11 +379,12 @@ def compose_answer(
     return "\n\n".join(parts)
 
 
-def _lead_order(candidate: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, float]:
-    """All that was asked stated first; then a finding for the question's condition before one for a narrower
-    group of it (subclinical AF for AF); then the score."""
-    narrower = any(f.narrower_population and f.shown == candidate.sentence for f in candidate.source.findings)
-    return sum(answers(kind, candidate.sentence, concepts) for kind in stated), not narrower, candidate.score
+def _lead_order(c: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, bool, float]:
+    """All that was asked stated first, else what was asked first; then a finding for the question's condition
+    before one for a narrower group of it (subclinical AF for AF); then the score."""
+    narrower = any(f.narrower_population and f.shown == c.sentence for f in c.source.findings)
+    answered = [answers(kind, c.sentence, concepts) for kind in stated]
+    return sum(answered), answered[0], not narrower, c.score
 
 
 def _label(candidate: Candidate) -> str:

@@ -23,6 +23,7 @@ class ExtractiveProvider:
             question_terms=request.question_terms,
             weights=request.term_weights,
             concepts=request.concepts,
+            asks=request.asks,
         )
         for piece in re.split(r"(?<=\n)", text):
             if piece:

@@ -239,15 +239,27 @@ def test_clinical_shorthand_names_the_scenario_abx_for_cap(library):
     assert result.references and result.confidence != "RED"
 
 
-def test_a_pneumonia_severity_score_names_the_condition_and_the_admission_finding_leads(library):
+def test_a_pneumonia_severity_score_names_the_condition_and_which_abx_asks_for_a_drug(library):
     # Nothing in the question says "pneumonia": CURB-65 is scored only in community-acquired pneumonia. It used to
-    # abstain; the ATS/IDSA finding on deciding admission with a prognostic rule now answers it first.
-    result = answer_question(
-        question="CURB-65 of 2, outpt or admit, and which abx?", settings=answer_settings(live_search=False)
-    )
+    # abstain. "which abx" asks for a drug as "which antibiotic" does (it used to be read as asking for nothing, and
+    # the lead was whatever scored best): the regimen leads either way, the admission finding follows.
+    settings = answer_settings(live_search=False)
+    result = answer_question(question="CURB-65 of 2, outpt or admit, and which abx?", settings=settings)
+    spelled = answer_question(question="CURB-65 of 2, outpt or admit, and which antibiotic?", settings=settings)
     assert (result.intent, result.abstained) == ("cap_sepsis_antibiotics", False)
     first = result.answer.split("\n")[0]
-    assert "admitted to hospital" in first and "Pneumonia Severity Index" in first
+    assert first == spelled.answer.split("\n")[0]
+    assert "amoxicillin" in first
+    assert "admitted to hospital" in result.answer and "Pneumonia Severity Index" in result.answer
+
+
+def test_outpatient_pneumonia_which_abx_leads_with_the_regimen_not_the_duration(library):
+    # Walking the product: "which abx" was not read as asking for a drug, so the guideline's duration finding led.
+    result = answer_question(
+        question="outpt CAP, no comorbidities - which abx?", settings=answer_settings(live_search=False)
+    )
+    first = result.answer.split("\n")[0]
+    assert "amoxicillin" in first and "clinically stable" not in first
 
 
 def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_is_missing(library):
@@ -386,3 +398,15 @@ def test_a_shorthand_hfref_question_is_answered_from_the_heart_failure_guideline
     assert not result.abstained
     assert "35363499" in {reference["pmid"] for reference in result.references}
     assert "SGLT2 inhibitor is recommended" in result.answer.split("\n")[0]
+
+
+def test_a_question_asking_two_things_leads_with_the_first_it_asks(library):
+    # Regimen first, then duration: no finding states both, so the regimen leads (the duration finding led, by score).
+    settings = answer_settings(live_search=False)
+    question = "Admitted with non-severe CAP: which antibiotic regimen, and how long should it run?"
+    first = answer_question(question=question, settings=settings).answer.split("\n")[0]
+    assert "beta-lactam" in first and "clinically stable" not in first
+    first = answer_question(
+        question="Admitted with non-severe CAP: how long should antibiotics run, and which regimen?", settings=settings
+    ).answer.split("\n")[0]
+    assert "clinically stable" in first

@@ -63,3 +63,20 @@ def test_what_a_case_asks_is_read_from_its_asking_sentences(question, asks):
 
 def test_which_class_of_agent_asks_for_a_drug():
     assert asked_for("Should he switch from warfarin, and which class of agent do the guidelines prefer?") == ["drug"]
+
+
+def test_asks_come_in_the_order_the_question_asks_them():
+    assert asked_for("for how long, and which regimen?") == ["duration", "drug"]
+    assert asked_for("which regimen, and for how long?") == ["drug", "duration"]
+
+
+def test_shorthand_in_the_asking_part_is_read_spelled_out():
+    from evidence.lexicon import Lexicon
+
+    lexicon = Lexicon.build([("abx", ["antibiotics"], False), ("DOAC", ["direct oral anticoagulant"], True)])
+    assert lexicon.spelled_inline("outpt CAP - which abx?") == "outpt CAP - which antibiotics?"
+    assert asked_for("outpt CAP - which abx?") == []
+    assert asked_for("outpt CAP - which abx?", lexicon) == ["drug"]
+    assert asked_for("AF and CKD4 - which DOAC?", lexicon) == ["drug"]
+    # Spelled out, a word that is no ask stays no ask.
+    assert asked_for("abx for CAP - worth it?", lexicon) == []
