@@ -24,7 +24,9 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b\w+(?:xaban|gatran|parin|farin|statin|pril|sartan|olol|dipine|mab|nib|cillin|mycin|floxacin|azole|"
             r"cycline|gliflozin|gliptin|glutide|formin|sone|olone|amide|azepam|prazole|tidine|vir)\b|\baspirin\b|"
-            r"\bwarfarin\b|\bmetformin\b|\binsulin\b",
+            r"\bwarfarin\b|\bmetformin\b|\binsulin\b"
+            # A drug class named by its action ("an SGLT2 inhibitor", "a beta-blocker", "GLP-1 receptor agonists").
+            r"|\b[\w-]+[- ](?:inhibitors?|antagonists?|blockers?|agonists?)\b",
             re.IGNORECASE,
         ),
     ),

@@ -34,10 +34,14 @@ class CuratedFinding:
 
 
 def shown_statement(finding: Finding) -> str:
-    """Return the finding's statement with its grade, as one sentence: "... (Class 1, LOE A)."."""
+    """Return the finding's statement with its grade, as one sentence: "... (Class 1, LOE A)."
+
+    A statement that writes its grade itself is shown as written: one that covers two recommendations puts
+    each grade beside its own ("... SGLT2 inhibitor is a reasonable choice (Class 2a); MRAs ... (Class 2b).").
+    """
     statement = " ".join(finding.statement.split())
     grade = finding.grade
-    if not grade:
+    if not grade or (finding.recommendation_class and f"({finding.recommendation_class}" in statement):
         return statement if statement.endswith((".", "!", "?")) else statement + "."
     return f"{statement.rstrip('.')} ({grade})."
 

@@ -400,6 +400,13 @@ def test_a_shorthand_hfref_question_is_answered_from_the_heart_failure_guideline
     assert "SGLT2 inhibitor is recommended" in result.answer.split("\n")[0]
 
 
+def test_which_drugs_in_hfpef_is_answered_by_the_drug_class_the_guideline_names(library):
+    # "an SGLT2 inhibitor" names a drug: the answer led with "The cited evidence does not state which drug".
+    result = answer_question(question="HFpEF - which drugs?", settings=answer_settings(live_search=False))
+    first = result.answer.split("\n")[0]
+    assert "does not state" not in first and "SGLT2 inhibitor is a reasonable choice (Class 2a)" in first
+
+
 def test_a_question_asking_two_things_leads_with_the_first_it_asks(library):
     # Regimen first, then duration: no finding states both, so the regimen leads (the duration finding led, by score).
     settings = answer_settings(live_search=False)

@@ -65,6 +65,17 @@ def test_which_class_of_agent_asks_for_a_drug():
     assert asked_for("Should he switch from warfarin, and which class of agent do the guidelines prefer?") == ["drug"]
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    ["an SGLT2 inhibitor is a reasonable choice", "add a beta-blocker", "GLP-1 receptor agonists reduced weight"],
+)
+def test_a_drug_class_named_by_its_action_states_a_drug(sentence):
+    from evidence.asks import states
+
+    assert states("drug", sentence)
+    assert not states("drug", "antibiotic treatment should last at least 5 days")
+
+
 def test_asks_come_in_the_order_the_question_asks_them():
     assert asked_for("for how long, and which regimen?") == ["duration", "drug"]
     assert asked_for("which regimen, and for how long?") == ["drug", "duration"]

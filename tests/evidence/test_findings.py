@@ -138,6 +138,18 @@ def test_shown_statement_adds_the_grade_once_and_the_citable_text_holds_it():
     assert [finding.shown for finding in curated_findings(study)] == [shown]
 
 
+def test_a_statement_that_places_its_grades_itself_is_shown_as_written():
+    # Two recommendations in one finding: "(Class 2a)" appended at the end read as the grade of the second one.
+    study = StudyFactory()
+    written = "In HFpEF, an SGLT2 inhibitor is reasonable (Class 2a); MRAs get only weaker recommendations (Class 2b)."
+    _finding(study, statement=written, recommendation_class="Class 2a")
+    assert shown_statement(study.findings.get()) == written
+    # A parenthesis that is no grade does not stop the grade being added.
+    other = StudyFactory()
+    _finding(other, statement="Apixaban (2.5 mg) may be considered", recommendation_class="", evidence_level="LOE C")
+    assert shown_statement(other.findings.get()) == "Apixaban (2.5 mg) may be considered (LOE C)."
+
+
 def test_curator_marks_a_finding_reviewed_in_admin_and_the_history_shows_it(client, curator):
     finding = _finding(StudyFactory())
     client.force_login(curator)
