@@ -169,14 +169,14 @@ class Vocabulary:
         return chain
 
     def about_narrower(self, text: str, subjects: set[str], asked: set[str]) -> bool:
-        """Return True when `text` is about a narrower group of a condition in `subjects`, and not about that
-        condition: device-detected subclinical AF for a question on AF."""
-        mentioned = set(self.tags_in(text, DISEASE))
-        return any(
-            subject in self.broader_chain(code)
-            for subject in subjects - mentioned
-            for code in mentioned - asked
-        )
+        """Return True when `text` is about a narrower group of a condition in `subjects`: device-detected
+        subclinical AF for a question on AF. It is when it does not name that condition, or when the first
+        condition it names (whom it is stated for) is the narrower group ("for device-detected subclinical AF
+        ..., weighing the yearly progression to clinical AF")."""
+        named = self.tags_in(text, DISEASE)
+        mentioned = set(named)
+        narrower = [code for code in named if code not in asked and set(self.broader_chain(code)) & subjects]
+        return bool(narrower) and (bool(subjects - mentioned) or narrower[0] == named[0])
 
     def about_sibling(self, text: str, subjects: set[str], asked: set[str]) -> bool:
         """Return True when `text` is about a sibling of a condition in `subjects`, and not about that condition:

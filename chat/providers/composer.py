@@ -199,6 +199,7 @@ def _candidates(
     found = []
     for source in sources:
         decided: dict[str, int] = {}
+        narrower = {f.shown: False for f in source.findings if f.narrower_population}  # context: see below
         if source.origin == ORIGIN_LIBRARY and source.findings:
             # A study with curated findings is quoted by them; its description only helps find it.
             sentences = [(CURATED_FINDING, f.shown) for f in source.findings if not f.other_population]
@@ -227,9 +228,9 @@ def _candidates(
             if fit:
                 score += PATIENT_FIT
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
-            # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context.
-            # So does a finding stated for the patient's stage ("stage II-III" for stage III; "stage II" is others).
-            fits_patient = (durations.fits(duration, sentence), stages.fits(stage, sentence))
+            # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context. So does a
+            # finding for another stage ("stage II" for stage III) or a narrower group (subclinical AF for AF).
+            fits_patient = durations.fits(duration, sentence), stages.fits(stage, sentence), narrower.get(sentence)
             score += sum(PATIENT_FIT if fitted else -PATIENT_FIT for fitted in fits_patient if fitted is not None)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
                                    rank[source.doc_id], misfit=False in fits_patient))

@@ -417,3 +417,13 @@ def test_a_question_asking_two_things_leads_with_the_first_it_asks(library):
         question="Admitted with non-severe CAP: how long should antibiotics run, and which regimen?", settings=settings
     ).answer.split("\n")[0]
     assert "clinically stable" in first
+
+
+def test_a_guideline_speaks_through_its_finding_for_the_question_not_one_for_a_narrower_group(library):
+    # Walking the product: for an AF dose question the ESC guideline was quoted by its recommendation on
+    # device-detected subclinical AF (which names clinical AF only as what it progresses to).
+    answer = answer_question(
+        question="apixaban dose in AF with CKD4?", settings=answer_settings(live_search=False)
+    ).answer
+    esc = next(line for line in answer.split("\n") if "ESC/EACTS Atrial Fibrillation" in line)
+    assert "subclinical" not in esc and "preferably a DOAC" in esc

@@ -110,6 +110,11 @@ def test_a_finding_only_about_a_narrower_group_of_the_condition_is_told_apart() 
     # A question that names the group ("device-detected subclinical AF") asks about it.
     assert not vocabulary.about_narrower(trial, {"af"}, {"af", "subclinical_af", "ahre"})
     assert not vocabulary.about_sibling(trial, {"af"}, {"af"})  # a narrower group is no sibling
+    # Stated for the narrower group first, the finding is about it even when it names the condition later (as an
+    # outcome); one stated for the condition first is about the condition.
+    stated_for = "Consider anticoagulation for device-detected subclinical AF, weighing progression to clinical AF."
+    assert vocabulary.about_narrower(stated_for, {"af"}, {"af"})
+    assert not vocabulary.about_narrower("In AF, including subclinical AF, prefer a DOAC.", {"af"}, {"af"})
 
 
 def test_the_kind_of_answer_a_decision_asks_for_is_the_tags_data() -> None:
