@@ -9,6 +9,7 @@ from chat.pipeline.state import AnswerRun, TraceStep
 from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers
 from evidence.citations.verify import VerifiedAnswer, verify_answer
+from evidence.clinical_question import reads_clinical
 from evidence.concepts import (
     CONDITION,
     DECISION_ROLE,
@@ -183,7 +184,13 @@ def abstention(run: AnswerRun) -> dict[str, str]:
             "sources it cites, so every one was removed. Nothing here is guesswork; try asking again or "
             "search PubMed directly."
         )
-    elif not concepts and not _names_care(run) and not run.search_text.endswith(")") and best < NOT_CLINICAL_SIMILARITY:
+    elif (
+        not concepts
+        and not _names_care(run)
+        and not run.search_text.endswith(")")
+        and best < NOT_CLINICAL_SIMILARITY
+        and not reads_clinical(run.question)  # "tamsulosin for ureteric stones?": words no list knows, still clinical
+    ):
         code = "not_clinical"
         message = (
             "This does not look like a clinical question, so there is no evidence to cite. Ask about a "

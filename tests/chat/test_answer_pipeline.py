@@ -427,3 +427,12 @@ def test_a_guideline_speaks_through_its_finding_for_the_question_not_one_for_a_n
     ).answer
     esc = next(line for line in answer.split("\n") if "ESC/EACTS Atrial Fibrillation" in line)
     assert "subclinical" not in esc and "preferably a DOAC" in esc
+
+
+def test_a_clinical_question_in_words_no_list_knows_is_not_called_non_clinical(library, eutils):
+    # Walking the product: no tag, drug shape or disease word matched, so this read "This does not look like a
+    # clinical question". The clinical-question model (evidence.clinical_question) reads its meaning.
+    eutils.expect_request("/entrez/eutils/esearch.fcgi").respond_with_data("boom", status=500)
+    result = answer_question(question="tamsulosin for ureteric stones - does it help passage?")
+    assert result.abstained and result.abstention["reason"] != "not_clinical"
+    assert "tamsulosin" in result.answer and "ureteric stones" in result.answer
