@@ -13,7 +13,6 @@ clinical, and the pipeline's other tests decide alone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from evidence.embedding import registered_embedder
+from evidence.model_files import checked_arrays
 
 MODEL_DIR = Path(__file__).resolve().parent / "clinical_question_model"
 WEIGHTS_FILE = "weights.npz"
@@ -43,14 +43,10 @@ class ClinicalQuestionModel:
     @classmethod
     def load(cls, directory: Path = MODEL_DIR) -> ClinicalQuestionModel:
         """Load the weights, refusing a file whose sha256 differs from the one `metadata.json` records."""
-        path = directory / WEIGHTS_FILE
-        if not path.exists():
-            raise ClinicalQuestionModelError(f"{path} is missing; {REBUILD}.")
-        recorded = json.loads((directory / "metadata.json").read_text()).get("sha256")
-        if recorded != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise ClinicalQuestionModelError(f"{path} is not the file metadata.json names; {REBUILD}.")
-        with np.load(path) as stored:
-            return cls(stored["weights"].astype(np.float32), float(stored["bias"]), float(stored["threshold"]))
+        metadata = directory / "metadata.json"
+        recorded = json.loads(metadata.read_text()).get("sha256") if metadata.exists() else None
+        stored = checked_arrays(directory / WEIGHTS_FILE, recorded, ClinicalQuestionModelError, REBUILD)
+        return cls(stored["weights"].astype(np.float32), float(stored["bias"]), float(stored["threshold"]))
 
     def score(self, vector: np.ndarray) -> float:
         return float(np.asarray(vector, dtype=np.float32) @ self.weights + self.bias)

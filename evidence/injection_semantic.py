@@ -14,7 +14,6 @@ embedded. Without a registered embedder (a script that set up no Django apps) th
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,6 +23,7 @@ import numpy as np
 
 from evidence.embedding import registered_embedder
 from evidence.injection_classifier import MODEL_DIR, normalised
+from evidence.model_files import checked_arrays
 
 SEMANTIC_FILE = "semantic.npz"
 
@@ -44,20 +44,17 @@ class SemanticClassifier:
     @classmethod
     def load(cls, directory: Path = MODEL_DIR) -> SemanticClassifier:
         """Load the weights, refusing a file whose sha256 differs from the one `metadata.json` records."""
-        path = directory / SEMANTIC_FILE
-        rebuild = "rebuild them with `python -m training.injection`"
-        if not path.exists():
-            raise SemanticModelError(f"{path} is missing; {rebuild}.")
-        recorded = json.loads((directory / "metadata.json").read_text()).get("semantic", {}).get("sha256")
-        if recorded != hashlib.sha256(path.read_bytes()).hexdigest():
-            raise SemanticModelError(f"{path} is not the file metadata.json names; {rebuild}.")
-        with np.load(path) as stored:
-            return cls(
-                stored["weights"].astype(np.float32),
-                float(stored["bias"]),
-                float(stored["threshold"]),
-                float(stored["gate"]),
-            )
+        metadata = directory / "metadata.json"
+        recorded = json.loads(metadata.read_text()).get("semantic", {}).get("sha256") if metadata.exists() else None
+        stored = checked_arrays(
+            directory / SEMANTIC_FILE, recorded, SemanticModelError, "rebuild them with `python -m training.injection`"
+        )
+        return cls(
+            stored["weights"].astype(np.float32),
+            float(stored["bias"]),
+            float(stored["threshold"]),
+            float(stored["gate"]),
+        )
 
     def score(self, vector: np.ndarray) -> float:
         return float(np.asarray(vector, dtype=np.float32) @ self.weights + self.bias)
