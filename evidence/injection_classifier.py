@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from evidence.characters import strip_invisible
+
 MODEL_DIR = Path(__file__).resolve().parent / "injection_model"
 DIMENSION = 1 << 18
 MIN_CLASSIFIED_WORDS = 3
 
 
-_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 # Cyrillic letters drawn like Latin ones ("\u0405\u0443\u0455tem" reads "System"); NFKC keeps them apart. A
 # Unicode character table, not language: English abstracts use no Cyrillic, while Greek letters (alpha-
 # blockers, kappa) are science and are left alone.
@@ -33,7 +34,7 @@ _LOOKALIKES = str.maketrans(
 def folded(sentence: str) -> str:
     """Return `sentence` with compatibility forms (NFKC), look-alike letters and invisible characters folded,
     spacing kept as written (a word spelled out letter by letter is told from the words around it by it)."""
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", sentence)).translate(_LOOKALIKES)
+    return strip_invisible(unicodedata.normalize("NFKC", sentence)).translate(_LOOKALIKES)
 
 
 def normalised(sentence: str) -> str:

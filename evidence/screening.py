@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evidence import injection, injection_classifier, injection_decoding, injection_semantic, sentences
+from evidence import characters, injection, injection_classifier, injection_decoding, injection_semantic, sentences
 from evidence.injection import is_instruction, is_role_marker
 from evidence.sentences import split_sentences
 
@@ -81,6 +81,7 @@ def screening_version() -> str:
     modules = (
         sys.modules[__name__],
         sentences,
+        characters,
         injection,
         injection_classifier,
         injection_decoding,

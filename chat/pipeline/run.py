@@ -23,6 +23,7 @@ from chat.pipeline.state import AnswerRun
 from chat.pipeline.support import check_support, checker_for
 from chat.pipeline.understand import understand
 from chat.pipeline.verify import confidence, verify
+from evidence.characters import strip_invisible
 
 MAX_QUESTION_CHARS = 4000
 
@@ -36,7 +37,10 @@ def answer_events(
     extractive composer answers instead (`fallback_to_extractive`) or the result carries a clear
     message. Other exceptions (programming errors, a dead database) do propagate.
     """
-    run = AnswerRun(question=question.strip(), settings=settings or answer_settings(), history=list(history))
+    # A zero-width character typed or pasted into the question ("Ig\u200bnore") would split a word for every reader.
+    run = AnswerRun(
+        question=strip_invisible(question).strip(), settings=settings or answer_settings(), history=list(history)
+    )
 
     yield StatusEvent("understand", "Reading the question")
     run.record(understand(run))

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from evidence.characters import INVISIBLE, strip_invisible
 from evidence.identifiers import is_doi, is_nct, is_pmid, url_key
 from evidence.sources import EvidenceSet, EvidenceSource
 
@@ -100,16 +101,8 @@ def _resolve_citation_part(part: str, evidence: EvidenceSet) -> EvidenceSource |
     return None
 
 
-# Invisible characters (zero-width spaces and joiners, soft hyphens, byte-order marks: Unicode
-# category Cf) can split an identifier so that a pattern misses it while a reader still sees it.
-_INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
 # "mg.kg/day" looks like a host and a path; a last label that is a unit is not a web address.
 _UNIT_LABELS = frozenset({"kg", "mg", "ml", "dl", "min", "day", "wk", "hr", "mmol", "umol", "mcg", "ug", "iu"})
-
-
-def strip_invisible(text: str) -> str:
-    """Remove characters that show as nothing but can hide an identifier from a pattern."""
-    return _INVISIBLE.sub("", text)
 
 
 def _folded(text: str) -> tuple[str, list[int]]:
@@ -124,7 +117,7 @@ def _folded(text: str) -> tuple[str, list[int]]:
     folded: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        if _INVISIBLE.match(char):
+        if INVISIBLE.match(char):
             continue
         piece = unicodedata.normalize("NFKC", char) if ord(char) > 127 else char
         for part in piece:

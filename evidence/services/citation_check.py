@@ -21,7 +21,8 @@ from django.core.exceptions import ValidationError
 
 from config.inputs import check_no_nul
 from evidence import identifiers
-from evidence.citations.parse import Mention, extract_mentions, malformed_identifiers, strip_invisible
+from evidence.characters import strip_invisible
+from evidence.citations.parse import Mention, extract_mentions, malformed_identifiers
 from evidence.claims import (
     ClaimVerdict,
     PassageCache,
