@@ -104,13 +104,8 @@ def is_disease(phrase: str) -> bool:
     return bool(_DISEASE_WORD.search(phrase))
 
 
-_POPULATION_WORD = re.compile(
-    r"\b(?:child|children|kids?|paediatric|pediatric|infants?|neonates?|newborns?|adolescents?|teenagers?|"
-    r"elderly|older|geriatric|pregnan\w*|women|men|males?|females?|adults?)\b",
-    re.IGNORECASE,
-)
-
-
 def is_population(phrase: str) -> bool:
-    """Return True when `phrase` names who the patients are (children, older adults, pregnancy)."""
-    return bool(_POPULATION_WORD.search(phrase))
+    """Return True when `phrase` names who the patients are (children, older adults, pregnancy): a word of the
+    curated population class (`language.WordClass.POPULATION`)."""
+    population = language.words(language.WordClass.POPULATION)
+    return any(token in population for token in tokens(phrase))

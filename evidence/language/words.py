@@ -44,6 +44,7 @@ class WordClass(models.TextChoices):
     # Cues: words that do name something, but say which part of the question they are.
     OUTCOME = "outcome", "Names an outcome, not the patient's condition, after the treatment (stroke, survival)"
     OLDER = "older", "Says the patients are older adults (elderly, geriatric, octogenarian)"
+    POPULATION = "population", "Says who the patients are (children, pregnant, women, adults)"
 
 
 T = TypeVar("T")

@@ -145,6 +145,18 @@ def test_outcome_and_older_cues_come_from_the_table(words_restored) -> None:
     assert "older adults" in labels and "frail" not in labels
 
 
+def test_who_the_patients_are_is_read_from_the_population_class(words_restored) -> None:
+    from evidence.text import is_population
+
+    seed_vocabulary()
+    language.refresh()
+    assert is_population("pregnant women") and is_population("Children") and not is_population("regimen")
+    assert not is_population("care home residents")
+    Word.objects.create(text="residents", classes=[WordClass.POPULATION])
+    language.refresh()
+    assert is_population("care home residents")
+
+
 def test_a_word_needs_a_known_class_and_is_stored_in_lower_case() -> None:
     word = Word(text="  Kindly   Retrieve ", classes=["request", "request"])
     word.clean()
