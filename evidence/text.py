@@ -77,31 +77,27 @@ DRUG_NAME = re.compile(
     r"tide|lukast|tropium|terol|sone|solone|idronate|dronate|coxib|setron|triptan|oxetine|azepam|semide|thiazide)s?\b",
     re.IGNORECASE,
 )
-_INTERVENTION_NOUN = re.compile(
-    r"\b(?:vaccin\w*|surgery|surgical|resection|transplant\w*|therapy|stent\w*|ablation|radiotherapy|"
-    r"chemotherapy|immunotherapy|screening|exercise|training|diet|supplement\w*|infusion|injection|"
-    r"oxygen|dialysis|implant\w*|reduction|repair|bypass|drug|drugs|antibiotics?|abx|statins?|anticoagula\w*|"
-    r"antiplatelets?|inhibitors?|blockers?|agonists?|antagonists?|steroids?|corticosteroids?|insulin|aspirin)\b",
-    re.IGNORECASE,
-)
-# Words that name a disease or condition by their shape or head noun ("obesity", "apnoea", "fracture").
-_DISEASE_WORD = re.compile(
-    r"\b(?:\w+(?:osis|itis|aemia|emia|oma|pathy|plasia|algia|uria|ity)|cancer|carcinoma|disease|disorder|"
-    r"syndrome|failure|fracture|infection|apnoea|apnea|diabetes|hypertension|stroke|pneumonia|sepsis|"
-    r"fibrillation|injury|pregnancy|asthma|copd|dementia|depression|ulcer|bleeding|haemorrhage|hemorrhage|"
-    r"thrombosis|embolism|metastas\w+|mets|fasciitis|stenosis|hernia|reflux|warts?|scabies|virus|rsv)\b",
-    re.IGNORECASE,
-)
+# The shapes of disease names ("fibrosis", "hepatitis", "anaemia", "lymphoma", "neuropathy"); head nouns such as
+# "fracture" or "sepsis" are curated words (`language.WordClass.DISEASE`).
+_DISEASE_SHAPE = re.compile(r"\b\w+(?:osis|itis|aemia|emia|oma|pathy|plasia|algia|uria|ity)\b", re.IGNORECASE)
 
 
 def is_intervention(phrase: str) -> bool:
-    """Return True when `phrase` reads as a drug or an intervention."""
-    return bool(DRUG_NAME.search(phrase) or _INTERVENTION_NOUN.search(phrase))
+    """Return True when `phrase` reads as a drug (its name's shape) or an intervention (a curated head noun,
+    `language.WordClass.INTERVENTION`: "surgery", "vaccine", "stent")."""
+    if DRUG_NAME.search(phrase):
+        return True
+    nouns = language.words(language.WordClass.INTERVENTION)
+    return any(token in nouns for token in tokens(phrase))
 
 
 def is_disease(phrase: str) -> bool:
-    """Return True when `phrase` reads as a disease or condition."""
-    return bool(_DISEASE_WORD.search(phrase))
+    """Return True when `phrase` reads as a disease or condition: a disease-name shape or a curated head noun
+    (`language.WordClass.DISEASE`: "cancer", "fracture", "sepsis")."""
+    if _DISEASE_SHAPE.search(phrase):
+        return True
+    nouns = language.words(language.WordClass.DISEASE)
+    return any(token in nouns for token in tokens(phrase))
 
 
 def is_population(phrase: str) -> bool:

@@ -45,6 +45,8 @@ class WordClass(models.TextChoices):
     OUTCOME = "outcome", "Names an outcome, not the patient's condition, after the treatment (stroke, survival)"
     OLDER = "older", "Says the patients are older adults (elderly, geriatric, octogenarian)"
     POPULATION = "population", "Says who the patients are (children, pregnant, women, adults)"
+    DISEASE = "disease", "Names a disease or condition by its head noun (cancer, syndrome, fracture, sepsis)"
+    INTERVENTION = "intervention", "Names an intervention by its head noun (surgery, vaccine, stent, statin, insulin)"
 
 
 T = TypeVar("T")

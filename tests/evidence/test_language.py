@@ -74,7 +74,7 @@ def test_the_seed_writes_one_row_per_word_with_all_its_classes(words_restored) -
     assert counts.created == len(language.shipped_rows()) > 500
     rows = {word.text: word.classes for word in Word.objects.all()}
     assert rows["study"] == ["rows", "scaffolding"]  # one row, two classes: a question's scaffolding, and a tray's row
-    assert rows["cancer"] == ["broad"]
+    assert rows["cancer"] == ["broad", "disease"]  # too broad to search a drug under, and a disease by name
     assert vocabulary_seed().words.unchanged == counts.created  # idempotent
     assert Word.objects.get(text="study").history.count() == 1
 
@@ -155,6 +155,20 @@ def test_who_the_patients_are_is_read_from_the_population_class(words_restored) 
     Word.objects.create(text="residents", classes=[WordClass.POPULATION])
     language.refresh()
     assert is_population("care home residents")
+
+
+def test_disease_and_intervention_head_nouns_are_curated_words(words_restored) -> None:
+    from evidence.text import is_disease, is_intervention
+
+    seed_vocabulary()
+    language.refresh()
+    assert is_disease("hip fracture") and is_disease("hepatitis") and not is_disease("tamsulosin")
+    assert is_intervention("RSV vaccine") and is_intervention("apixaban") and not is_intervention("ureteric stones")
+    assert not is_disease("ureteric stones")
+    Word.objects.create(text="stones", classes=[WordClass.DISEASE])
+    Word.objects.create(text="lithotripsy", classes=[WordClass.INTERVENTION])
+    language.refresh()
+    assert is_disease("ureteric stones") and is_intervention("shock wave lithotripsy")
 
 
 def test_a_word_needs_a_known_class_and_is_stored_in_lower_case() -> None:
