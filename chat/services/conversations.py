@@ -22,6 +22,7 @@ from chat.models import Conversation, ConversationApp, Message, MessageRole
 from chat.pipeline import MAX_QUESTION_CHARS, AnswerResult, DoneEvent, PipelineEvent, answer_events
 from chat.selectors import conversation_history
 from config.inputs import check_no_nul
+from evidence.characters import strip_invisible
 
 logger = structlog.get_logger(__name__)
 
@@ -51,10 +52,11 @@ ReplyEvent = PipelineEvent | QuestionSaved | AnswerSaved
 
 
 def check_question(text: Any) -> str:
-    """Return the question stripped, or raise ValidationError saying what is wrong with it."""
+    """Return the question stripped (of characters that show as nothing too), or raise ValidationError saying what
+    is wrong with it."""
     if not isinstance(text, str):
         raise ValidationError("The question must be text.", code="invalid")
-    question = check_no_nul(text.strip(), field="The question")
+    question = check_no_nul(strip_invisible(text).strip(), field="The question")
     if not question:
         raise ValidationError("Type a question first: the question is empty.", code="blank")
     if len(question) > MAX_QUESTION_CHARS:

@@ -30,6 +30,7 @@ QUESTION = "Does empagliflozin reduce heart failure hospitalisation in HFpEF?"
     [
         ("", "Type a question first: the question is empty."),
         ("   \n ", "Type a question first: the question is empty."),
+        ("\u200b\ufeff ", "Type a question first: the question is empty."),  # only characters that show as nothing
         (None, "The question must be text."),
         (
             "x" * 4001,
