@@ -380,12 +380,11 @@ def compose_answer(
     return "\n\n".join(parts)
 
 
-def _lead_order(c: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, bool, float]:
-    """All that was asked stated first, else what was asked first; then a finding for the question's condition
-    before one for a narrower group of it (subclinical AF for AF); then the score."""
-    narrower = any(f.narrower_population and f.shown == c.sentence for f in c.source.findings)
+def _lead_order(c: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, float]:
+    """All that was asked stated first, else what was asked first; then the score. (A finding for a narrower group
+    than the question's, another stage or longer episodes is a misfit: it leads only when nothing else was found.)"""
     answered = [answers(kind, c.sentence, concepts) for kind in stated]
-    return sum(answered), answered[0], not narrower, c.score
+    return sum(answered), answered[0], c.score
 
 
 def _label(candidate: Candidate) -> str:
