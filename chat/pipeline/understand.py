@@ -23,7 +23,7 @@ from evidence.pico import extract_pico
 from evidence.selectors import library_studies
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.tag_names import tag_label
-from evidence.text import content_terms, stem, tokens
+from evidence.text import content_terms, is_intervention, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
 from pubmed.selectors import word_document_frequencies
 
@@ -75,6 +75,10 @@ def understand(run: AnswerRun) -> TraceStep:
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.search_text = search_text(run.question, lexicon)
     run.asks = asked_for(run.question, lexicon)
+    follow_up = run.follow_up
+    if not run.asks and follow_up and follow_up.is_follow_up and not is_intervention(follow_up.asked):
+        # "and if she starts HD?" asks again what was asked before; "what if we used edoxaban?" asks about edoxaban.
+        run.asks = asked_for(follow_up.previous, lexicon)
     return TraceStep(
         "understand",
         "Understood the question",

@@ -445,3 +445,19 @@ def test_an_invisible_character_in_the_question_splits_no_word(library):
         settings=answer_settings(live_search=False),
     )
     assert "nore" not in result.answer.replace("Ignore", "").replace("ignore", "")
+
+
+def test_a_follow_up_that_asks_nothing_of_its_own_asks_what_was_asked_before(library):
+    from chat.pipeline.state import AnswerRun
+    from chat.pipeline.understand import understand
+
+    history = [{"role": "user", "content": "apixaban dose in AF with CKD4?"}, {"role": "assistant", "content": "..."}]
+
+    def asks(question: str) -> list[str]:
+        run = AnswerRun(question=question, settings=answer_settings(live_search=False), history=history)
+        understand(run)
+        return run.asks
+
+    assert asks("and if she starts HD next year?") == ["dose"]
+    assert asks("how long?") == ["duration"]  # its own ask
+    assert asks("what if we used edoxaban instead?") == []  # asks about edoxaban, not again for a dose
