@@ -40,6 +40,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
         term_weights=run.weights,
         concepts=tuple(run.concepts),
         asks=tuple(run.asks),
+        focus=run.focus,
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name

@@ -78,6 +78,7 @@ class AnswerRun:
     lexicon: Lexicon = field(default_factory=Lexicon)
     search_text: str = ""
     asks: list[str] = field(default_factory=list)  # what the question asks for: a drug, a dose ... (evidence.asks)
+    focus: frozenset[str] = frozenset()  # the topic stems a follow-up adds to the question before it
     weights: dict[str, float] = field(default_factory=dict)
     context: str | None = None
     library: list[Study] = field(default_factory=list)

@@ -76,6 +76,9 @@ def understand(run: AnswerRun) -> TraceStep:
     run.search_text = search_text(run.question, lexicon)
     run.asks = asked_for(run.question, lexicon)
     follow_up = run.follow_up
+    if follow_up and follow_up.is_follow_up:
+        # "and the bleeding signal?": what the follow-up adds to the question before it is what its answer is about.
+        run.focus = frozenset(content_terms(follow_up.asked)) - set(content_terms(follow_up.previous))
     if not run.asks and follow_up and follow_up.is_follow_up and not is_intervention(follow_up.asked):
         # "and if she starts HD?" asks again what was asked before; "what if we used edoxaban?" asks about edoxaban.
         run.asks = asked_for(follow_up.previous, lexicon)

@@ -38,6 +38,7 @@ class GenerationRequest:
     concepts: tuple[Concept, ...] = ()
     # What the question asks for (`evidence.asks.asked_for`, its shorthand spelled out); None: read from `question`.
     asks: tuple[str, ...] | None = None
+    focus: frozenset[str] = frozenset()  # the stems a follow-up adds to the question before it (`follow_up_focus`)
     # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
     toolbox: Toolbox | None = None
     user_turn: str = ""

@@ -312,12 +312,12 @@ def compose_answer(
     weights: dict[str, float],
     concepts: Sequence[Concept] = (),
     asks: Sequence[str] | None = None,
+    focus: frozenset[str] = frozenset(),
 ) -> str:
     """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId];
-    `asks`: what the question asks for, as the pipeline read it (None: read from `question` here)."""
-    admitted = [
-        source for source in evidence.sources if source.approved and source.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)
-    ]
+    `asks`: what the question asks for, as the pipeline read it (None: read from `question` here); `focus`: the
+    words a follow-up adds to the question before it ("and the bleeding signal?"): a sentence using them leads."""
+    admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
     asks = list(asks) if asks is not None else asked_for(question)
@@ -334,7 +334,8 @@ def compose_answer(
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
-    lead, unstated = _bottom_line(candidates, asks, concepts, time_points(question))
+    focused = [c for c in candidates if c.words & focus] if not asks else []
+    lead, unstated = _bottom_line(focused or candidates, asks, concepts, time_points(question))
     assert lead is not None
     taken = [lead.words]
     rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)

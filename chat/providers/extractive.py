@@ -24,6 +24,7 @@ class ExtractiveProvider:
             weights=request.term_weights,
             concepts=request.concepts,
             asks=request.asks,
+            focus=request.focus,
         )
         for piece in re.split(r"(?<=\n)", text):
             if piece:

@@ -461,3 +461,12 @@ def test_a_follow_up_that_asks_nothing_of_its_own_asks_what_was_asked_before(lib
     assert asks("and if she starts HD next year?") == ["dose"]
     assert asks("how long?") == ["duration"]  # its own ask
     assert asks("what if we used edoxaban instead?") == []  # asks about edoxaban, not again for a dose
+
+
+def test_a_follow_up_leads_with_what_it_adds_to_the_question_before_it(library):
+    # "and the bleeding signal?" after the edoxaban-for-AHRE question led with the AF guideline's drug choice.
+    settings = answer_settings(live_search=False)
+    first = "AHRE of 6 min or more, 68 yo with one stroke risk factor - does edoxaban beat placebo?"
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": "..."}]
+    answer = answer_question(question="and the bleeding signal?", history=history, settings=settings).answer
+    assert "bleeding" in answer.split("\n")[0]
