@@ -12,10 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from evidence import language
 from evidence.models import Tag, TagKind
-
-# Acronyms whose lower-case form is an ordinary English word: matched only when written in capitals.
-AMBIGUOUS_ACRONYMS = frozenset({"cap", "des", "hr", "art", "aid", "tia", "dose", "met", "all", "crc"})
 
 
 @dataclass(frozen=True)
@@ -47,11 +45,12 @@ _INFLECTION = r"(?:s|es|d|ed|ing|[tpg]ed|[tpg]ing)?"
 
 
 @lru_cache(maxsize=16384)
-def _pattern(phrase: str) -> re.Pattern[str]:
+def _pattern(phrase: str, acronym: bool = False) -> re.Pattern[str]:
     # Cached: the vocabulary is rebuilt per question (curators' edits apply at once), and compiling its
     # thousands of phrases again each time - more than `re`'s own cache holds - was a quarter of an answer's CPU.
+    # `acronym`: an acronym whose lower-case form is an ordinary word (`language.WordClass.ACRONYM`).
     phrase = phrase.strip()
-    if phrase.lower() in AMBIGUOUS_ACRONYMS:
+    if acronym:
         # "CAP" the pneumonia, never "cap" the verb: only the capitalised acronym counts.
         return re.compile(r"(?<!\w)" + re.escape(phrase.upper()) + r"(?!\w)")
     if re.fullmatch(r"[a-z]{1,2}[A-Z][A-Za-z0-9]*", phrase):
@@ -73,6 +72,8 @@ class Vocabulary:
     """Every tag with its compiled synonym patterns; built from the database per question."""
 
     terms: dict[str, VocabularyTerm]
+    # Synonyms matched only in capitals: acronyms whose lower-case form is an ordinary word ("CAP", not "cap").
+    acronyms: frozenset[str] = field(default_factory=lambda: language.words(language.WordClass.ACRONYM))
     # (pattern, term, key): the key is the phrase's longest word in lower case, which every match contains.
     _patterns: list[tuple[re.Pattern[str], VocabularyTerm, str]] = field(default_factory=list, repr=False)
     _matched: dict[str, tuple[TagMatch, ...]] = field(default_factory=dict, repr=False)
@@ -85,13 +86,16 @@ class Vocabulary:
                     pairs.append((phrase, term))
         # Longest phrases first, so "atrial fibrillation" claims its words before "fibrillation" could.
         pairs.sort(key=lambda pair: len(pair[0]), reverse=True)
-        self._patterns = [(_pattern(phrase), term, max(phrase.lower().split(), key=len)) for phrase, term in pairs]
+        self._patterns = [
+            (_pattern(phrase, phrase.strip().lower() in self.acronyms), term, max(phrase.lower().split(), key=len))
+            for phrase, term in pairs
+        ]
 
     @classmethod
     def from_terms(cls, terms: Iterable[VocabularyTerm]) -> Vocabulary:
         """Return the vocabulary of `terms`: the same instance while the terms are the same (compiling ~400
         patterns, and matching texts already matched, is then done once, not on every question)."""
-        return _vocabulary(tuple(terms))
+        return _vocabulary(tuple(terms), language.words(language.WordClass.ACRONYM))
 
     def is_modifier(self, code: str) -> bool:
         """Return True for a tag that only qualifies a disease (stage, assay type) and never stands for one."""
@@ -210,8 +214,8 @@ MATCH_CACHE_SIZE = 20000
 
 
 @lru_cache(maxsize=8)
-def _vocabulary(terms: tuple[VocabularyTerm, ...]) -> Vocabulary:
-    return Vocabulary(terms={term.code: term for term in terms})
+def _vocabulary(terms: tuple[VocabularyTerm, ...], acronyms: frozenset[str]) -> Vocabulary:
+    return Vocabulary(terms={term.code: term for term in terms}, acronyms=acronyms)
 
 
 def load_vocabulary() -> Vocabulary:

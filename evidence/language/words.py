@@ -47,6 +47,7 @@ class WordClass(models.TextChoices):
     POPULATION = "population", "Says who the patients are (children, pregnant, women, adults)"
     DISEASE = "disease", "Names a disease or condition by its head noun (cancer, syndrome, fracture, sepsis)"
     INTERVENTION = "intervention", "Names an intervention by its head noun (surgery, vaccine, stent, statin, insulin)"
+    ACRONYM = "acronym", "An acronym that is also an ordinary word: a tag synonym counts only in capitals (CAP, DES)"
 
 
 T = TypeVar("T")

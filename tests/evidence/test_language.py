@@ -171,6 +171,21 @@ def test_disease_and_intervention_head_nouns_are_curated_words(words_restored) -
     assert is_disease("ureteric stones") and is_intervention("shock wave lithotripsy")
 
 
+def test_an_acronym_that_is_also_a_word_counts_only_in_capitals(words_restored) -> None:
+    from evidence.vocabulary import load_vocabulary
+
+    seed_vocabulary()
+    language.refresh()
+    vocabulary = load_vocabulary()
+    assert "cap" in vocabulary.tags_in("Outpatient CAP, which antibiotic?", "disease")
+    assert "cap" not in vocabulary.tags_in("Should I cap the dose of apixaban?", "disease")
+    # A curator's row: "AF" written in lower case no longer counts either.
+    Word.objects.create(text="af", classes=[WordClass.ACRONYM])
+    language.refresh()
+    assert "af" not in load_vocabulary().tags_in("af and ckd - which anticoagulant?", "disease")
+    assert "af" in load_vocabulary().tags_in("AF and CKD - which anticoagulant?", "disease")
+
+
 def test_a_word_needs_a_known_class_and_is_stored_in_lower_case() -> None:
     word = Word(text="  Kindly   Retrieve ", classes=["request", "request"])
     word.clean()
