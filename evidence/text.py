@@ -85,23 +85,22 @@ _DISEASE_SHAPE = re.compile(r"\b\w+(?:osis|itis|aemia|emia|oma|pathy|plasia|algi
 def is_intervention(phrase: str) -> bool:
     """Return True when `phrase` reads as a drug (its name's shape) or an intervention (a curated head noun,
     `language.WordClass.INTERVENTION`: "surgery", "vaccine", "stent")."""
-    if DRUG_NAME.search(phrase):
-        return True
-    nouns = language.words(language.WordClass.INTERVENTION)
-    return any(token in nouns for token in tokens(phrase))
+    return bool(DRUG_NAME.search(phrase)) or _has_word_of(phrase, language.WordClass.INTERVENTION)
 
 
 def is_disease(phrase: str) -> bool:
     """Return True when `phrase` reads as a disease or condition: a disease-name shape or a curated head noun
     (`language.WordClass.DISEASE`: "cancer", "fracture", "sepsis")."""
-    if _DISEASE_SHAPE.search(phrase):
-        return True
-    nouns = language.words(language.WordClass.DISEASE)
-    return any(token in nouns for token in tokens(phrase))
+    return bool(_DISEASE_SHAPE.search(phrase)) or _has_word_of(phrase, language.WordClass.DISEASE)
 
 
 def is_population(phrase: str) -> bool:
     """Return True when `phrase` names who the patients are (children, older adults, pregnancy): a word of the
     curated population class (`language.WordClass.POPULATION`)."""
-    population = language.words(language.WordClass.POPULATION)
-    return any(token in population for token in tokens(phrase))
+    return _has_word_of(phrase, language.WordClass.POPULATION)
+
+
+def _has_word_of(phrase: str, word_class: str) -> bool:
+    """Return True when a word of `phrase` is in the curated `word_class`."""
+    words = language.words(word_class)
+    return any(token in words for token in tokens(phrase))

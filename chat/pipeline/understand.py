@@ -47,10 +47,12 @@ _WORD = re.compile(r"[\w-]+")
 def understand(run: AnswerRun) -> TraceStep:
     """Extract the PICO, sub-queries, result context, named studies and term weights of `run.question`."""
     settings = run.settings
+    # The curated word classes, read once per question (evidence.language) and before the vocabulary, which reads
+    # its acronyms from them: a curator's row applies from this question on.
+    language.refresh()
     run.library = library_studies()
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = Lexicon.load()
-    language.refresh()  # the curated words that name no topic, read once per question (evidence.language)
     read_follow_up(run)
     run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None

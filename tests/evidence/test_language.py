@@ -186,6 +186,19 @@ def test_an_acronym_that_is_also_a_word_counts_only_in_capitals(words_restored) 
     assert "af" in load_vocabulary().tags_in("AF and CKD - which anticoagulant?", "disease")
 
 
+def test_a_curators_acronym_row_applies_to_the_very_next_question(words_restored) -> None:
+    from chat.answer_settings import answer_settings
+    from chat.pipeline.state import AnswerRun
+    from chat.pipeline.understand import understand
+
+    seed_vocabulary()
+    language.refresh()
+    Word.objects.create(text="af", classes=[WordClass.ACRONYM])
+    run = AnswerRun(question="af and ckd - which anticoagulant?", settings=answer_settings(live_search=False))
+    understand(run)  # reads the word table before it builds the vocabulary
+    assert run.vocabulary is not None and "af" not in run.vocabulary.tags_in(run.question, "disease")
+
+
 def test_a_word_needs_a_known_class_and_is_stored_in_lower_case() -> None:
     word = Word(text="  Kindly   Retrieve ", classes=["request", "request"])
     word.clean()
