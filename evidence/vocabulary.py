@@ -60,6 +60,8 @@ def _pattern(phrase: str, acronym: bool = False) -> re.Pattern[str]:
     body = r"[\s-]+".join(words)
     if phrase.isalpha() and phrase.islower() and len(phrase) >= 4:
         body += _INFLECTION
+    elif len(words) > 1 and all(word.isalpha() and word.islower() for word in phrase.split()):
+        body += "s?"  # a phrase's last word in the plural: "which drugs" is "which drug" asked of several
     # \b only works next to word characters; phrases may start/end with symbols ("P2Y12", "CHA2DS2-VASc").
     # A hyphen still ends a word: "ctDNA-negative" names ctDNA, "dose-reduced" names dose.
     prefix = r"(?<!\w)" if phrase[:1].isalnum() else ""

@@ -470,3 +470,10 @@ def test_a_follow_up_leads_with_what_it_adds_to_the_question_before_it(library):
     history = [{"role": "user", "content": first}, {"role": "assistant", "content": "..."}]
     answer = answer_question(question="and the bleeding signal?", history=history, settings=settings).answer
     assert "bleeding" in answer.split("\n")[0]
+
+
+def test_which_drugs_in_the_plural_is_the_drug_choice_not_a_missing_part(library):
+    # Walking the product: "HFpEF - which drugs?" was YELLOW, "it does not cover drugs": the tag synonym "which drug"
+    # did not match its plural, so "drugs" became a topic no finding named.
+    result = answer_question(question="HFpEF - which drugs?", settings=answer_settings(live_search=False))
+    assert not any("drugs" in reason for reason in result.confidence_reasons), result.confidence_reasons
