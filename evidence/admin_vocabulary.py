@@ -1,5 +1,6 @@
-"""Admin pages of the vocabulary the answers are judged with: tags, abbreviations, the words that name no
-topic, anchor scenarios, classification rules and decision aids (registered when `evidence.admin` is loaded)."""
+"""Admin pages of the vocabulary the answers are judged with: tags, abbreviations, drug classes, the words
+that name no topic, anchor scenarios, classification rules and decision aids (registered when `evidence.admin`
+is loaded)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evidence.models import (
     ClassificationRule,
     DecisionAid,
     DecisionStep,
+    DrugClass,
     Tag,
     Word,
     WordClass,
@@ -66,6 +68,17 @@ class AbbreviationAdmin(CuratorEditableAdmin):
     @admin.display(description="read so when the question mentions")
     def context_list(self, obj: Abbreviation) -> str:
         return ", ".join(obj.context) or "(usual reading)"
+
+
+@admin.register(DrugClass)
+class DrugClassAdmin(CuratorEditableAdmin):
+    list_display = ("name", "member_list", "source")
+    search_fields = ("name",)
+    ordering = ("name",)
+
+    @admin.display(description="drugs in the class")
+    def member_list(self, obj: DrugClass) -> str:
+        return ", ".join(obj.members)
 
 
 class WordForm(forms.ModelForm):

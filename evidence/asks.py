@@ -37,7 +37,11 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"mab|cillin|mycin|floxacin)\b|should|to give|to use|do (?:i|you|we) give|is (?:safe|enough|needed)))",
             re.IGNORECASE,
         ),
-        re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL(?!/min)|mmol)(?:/kg)?\b|\b(?:dose|dosed)\b[^.]{0,40}\d"),
+        # A concentration or ratio ("ACR 200 mg/g", "Hb 2 g/dL", "eGFR 30 mL/min") is a measurement, not a dose.
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s?(?:mg|g|mcg|µg|μg|units?|IU|mL|mmol)(?:/kg)?(?!/(?i:g|dl|l|mmol|ml|min)\b)\b"
+            r"|\b(?:dose|dosed)\b[^.]{0,40}\d"
+        ),
     ),
     "duration": (
         re.compile(
@@ -49,7 +53,12 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "timing": (
         re.compile(
-            r"(?:^\W*|[-,;:\u2013\u2014]\s*|\band\s+)when\b|\bwhen\s*\?|\b(?:how soon|how early|timing)\b"
+            # "when is azithromycin alone still OK?" asks in which patients, not at what time ("when is it safe to
+            # restart?" does).
+            r"(?:^\W*|[-,;:\u2013\u2014]\s*|\band\s+)when\b"
+            r"(?!\s+(?:is|are)\b(?!\s+(?:it|there)\b)(?:\s+[\w-]+){0,4}?\s+(?:ok|okay|fine|safe|appropriate|acceptable|"
+            r"reasonable|indicated|contraindicated|enough|sufficient|an option)\b)"
+            r"|\bwhen\s*\?|\b(?:how soon|how early|timing)\b"
             r"|\bhow many (?:days|weeks) (?:after|before)\b",
             re.IGNORECASE,
         ),

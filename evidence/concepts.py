@@ -168,7 +168,7 @@ def question_concepts(
         if exact is not None and not any(s <= start < e for s, e in taken):
             taken.append((start, end))
             if not set(exact) & tagged - {form_of(written)} and not _scaffolding(exact):
-                concepts.append(Concept(written, TOPIC, exact, 1.0))
+                concepts.append(Concept(written, TOPIC, lexicon.with_related(exact), 1.0))
     surface: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
     words = [(m.group(0), m.start()) for m in re.finditer(r"[A-Za-z][A-Za-z0-9'-]*", question)]
     index = 0
@@ -179,7 +179,7 @@ def question_concepts(
             continue
         # Two-word lay terms first ("heart attack", "blood thinners").
         pair = form_of(f"{word} {words[index + 1][0]}") if index + 1 < len(words) else ()
-        if len(pair) == 2 and pair in lexicon.entries:
+        if len(pair) == 2 and (pair in lexicon.entries or pair in lexicon.related):
             if not _scaffolding(lexicon.expand(pair)):
                 surface.append((f"{word} {words[index + 1][0]}", lexicon.expand(pair)))
             index += 2
@@ -330,7 +330,7 @@ def _add_spelled_tags(
                     continue
                 if match.end - match.start < 0.6 * len(expansion):
                     continue  # the tag names only a part of what the shorthand stands for
-                own = lexicon.exact.get(written) or lexicon.entries.get(form_of(written), ())
+                own = lexicon.with_related(lexicon.exact.get(written) or lexicon.entries.get(form_of(written), ()))
                 phrases = [term.label, *term.synonyms]
                 forms = tuple(
                     dict.fromkeys([*own, *(f for phrase in phrases for f in lexicon.expand(form_of(phrase)))])

@@ -1,8 +1,9 @@
 """The curated abbreviations and lay words, read in the sense the question calls for.
 
 "NAC" is N-acetylcysteine and "heart attack" myocardial infarction wherever they are written; "PsA" is
-Pseudomonas aeruginosa in a question about an infection and psoriatic arthritis in one about joints.
-The rows are curators' data (`Abbreviation`); this module only reads them.
+Pseudomonas aeruginosa in a question about an infection and psoriatic arthritis in one about joints; "azithro"
+also means a macrolide, its class, and "SGLT2i" also dapagliflozin and the other drugs of the class.
+The rows are curators' data (`Abbreviation`, `DrugClass`); this module only reads them.
 """
 
 from __future__ import annotations
@@ -13,15 +14,36 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from evidence.matching import TextIndex, form_of
-from evidence.models import Abbreviation
+from evidence.models import Abbreviation, DrugClass
 
 HITS_CACHE_SIZE = 2000
 LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
+ClassRow = tuple[str, tuple[str, ...], tuple[str, ...]]  # class name, other wordings, members
 
 
 @lru_cache(maxsize=4)
-def _built_lexicon(rows: tuple[LexiconRow, ...]) -> Lexicon:
-    return Lexicon.build(rows)
+def _built_lexicon(rows: tuple[LexiconRow, ...], classes: tuple[ClassRow, ...]) -> Lexicon:
+    return Lexicon.build(rows, classes)
+
+
+def _related(
+    classes: Iterable[ClassRow], shorthand: dict[tuple[str, ...], list[tuple[str, ...]]]
+) -> dict[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Return each drug's form → its classes' forms, and each class wording's form → its members' forms.
+
+    A class is also named by the shorthand that stands for it (`shorthand`: a guideline's "MRAs" for a question's
+    spironolactone). Never a drug to the other drugs of its class: azithromycin is not clarithromycin.
+    """
+    related: dict[tuple[str, ...], dict[tuple[str, ...], None]] = {}
+    for name, wordings, members in classes:
+        named = [form for form in map(form_of, (name, *wordings)) if form]
+        named += [short for form in named for short in shorthand.get(form, ()) if short not in named]
+        drugs = [form for form in map(form_of, members) if form]
+        for drug in drugs:
+            related.setdefault(drug, {}).update(dict.fromkeys(named))
+        for form in named:
+            related.setdefault(form, {}).update(dict.fromkeys(drugs))
+    return {form: tuple(forms) for form, forms in related.items()}
 
 
 @dataclass(frozen=True)
@@ -46,21 +68,27 @@ class Lexicon:
     exact: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     wording: dict[str, tuple[str, ...]] = field(default_factory=dict)
     senses: dict[str, tuple[Sense, ...]] = field(default_factory=dict)  # wording key → senses, usual first
+    # A drug's form → its classes' forms, a class's form → its drugs' forms (`DrugClass`).
+    related: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     # Where each question writes the terms: a question is read by understanding, concepts and the checks alike.
     _hits: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def load(cls) -> Lexicon:
-        """Return the lexicon from the `Abbreviation` table (one query; built once per distinct table content,
-        since stemming every expansion cost ~30 ms a question)."""
+        """Return the lexicon from the `Abbreviation` and `DrugClass` tables (two queries; built once per distinct
+        table content, since stemming every expansion cost ~30 ms a question)."""
         rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive", "context")
+        classes = DrugClass.objects.order_by("name").values_list("name", "wordings", "members")
         return _built_lexicon(
-            tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows)
+            tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows),
+            tuple((name, tuple(wordings), tuple(members)) for name, wordings, members in classes),
         )
 
     @classmethod
     def build(
-        cls, rows: Iterable[tuple[str, Sequence[str], bool] | tuple[str, Sequence[str], bool, Sequence[str]]]
+        cls,
+        rows: Iterable[tuple[str, Sequence[str], bool] | tuple[str, Sequence[str], bool, Sequence[str]]],
+        classes: Iterable[ClassRow] = (),
     ) -> Lexicon:
         grouped: dict[tuple[str, bool], list[Sense]] = {}
         for term, expansions, case_sensitive, *rest in rows:
@@ -85,7 +113,11 @@ class Lexicon:
             elif form_of(key):
                 entries[form_of(key)] = usual.forms
             wording[key] = usual.expansions
-        return cls(entries, exact, wording, senses)
+        shorthand: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+        for (key, _), found in grouped.items():
+            for form in {form for sense in found for form in sense.forms} - {form_of(key)}:
+                shorthand.setdefault(form, []).append(form_of(key))
+        return cls(entries, exact, wording, senses, _related(classes, shorthand))
 
     def resolved(self, question: str) -> Lexicon:
         """Return the lexicon with each ambiguous term of `question` read in the sense its context calls for.
@@ -171,8 +203,13 @@ class Lexicon:
         return "".join([*parts, text[end:]])
 
     def expand(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-        """Return `form` with everything the lexicon says it stands for."""
-        return tuple(dict.fromkeys((form, *self.entries.get(form, ()))))
+        """Return `form` with everything the lexicon says it stands for, and the drug classes or drugs those are."""
+        return self.with_related((form, *self.entries.get(form, ())))
+
+    def with_related(self, forms: Iterable[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+        """Return `forms`, then the classes of the drugs among them and the drugs of the classes among them."""
+        own = tuple(dict.fromkeys(forms))
+        return tuple(dict.fromkeys((*own, *(other for form in own for other in self.related.get(form, ())))))
 
     def spelled_out(self, question: str) -> list[str]:
         """Return what the question's abbreviations and lay words stand for, as the literature writes it."""

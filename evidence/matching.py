@@ -114,7 +114,9 @@ class TextIndex:
         if not form:
             return False
         if len(form) == 1:
-            return form[0] in self._set or self._has_variant(form[0])
+            word = form[0]
+            # A three-letter word keeps its plural "s" through the stemmer (four letters at least): "MRAs", "PPIs".
+            return word in self._set or self._has_variant(word) or (len(word) == 3 and f"{word}s" in self._set)
         return (" " + " ".join(form) + " ") in self._joined
 
     def _has_variant(self, word: str) -> bool:

@@ -11,7 +11,7 @@ from evidence.models.library import (
     Study,
     StudyKind,
 )
-from evidence.models.vocabulary import Abbreviation, AnchorScenario, ClassificationRule, Tag, TagKind
+from evidence.models.vocabulary import Abbreviation, AnchorScenario, ClassificationRule, DrugClass, Tag, TagKind
 
 __all__ = [
     "Abbreviation",
@@ -19,6 +19,7 @@ __all__ = [
     "ClassificationRule",
     "DecisionAid",
     "DecisionStep",
+    "DrugClass",
     "EvidenceStrength",
     "Finding",
     "GuidanceItem",

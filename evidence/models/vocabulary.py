@@ -215,3 +215,50 @@ class Abbreviation(models.Model):
                         "say which words in a question mean this other sense."
                     }
                 )
+
+
+class DrugClass(models.Model):
+    """A class of drugs and the drugs in it: azithromycin is a macrolide, spironolactone an MRA.
+
+    A guideline recommends "a macrolide" and a trial tests dapagliflozin; a question asks about "azithro" or
+    "SGLT2i". Question understanding reads a member drug as also meaning its class, and the class as also
+    meaning its members, so a source that names the other one still speaks to the question (but a question
+    about azithromycin is not answered by one about clarithromycin). Curators extend the classes in admin;
+    the answer pipeline picks up a change with the next question.
+    """
+
+    name = models.CharField(max_length=120, unique=True, help_text="The class as the literature names it: macrolide.")
+    wordings = ArrayField(
+        models.CharField(max_length=120),
+        default=list,
+        blank=True,
+        help_text="Other ways the literature names the class (macrolide antibiotic); abbreviations belong in "
+        "Abbreviations (MRA → mineralocorticoid receptor antagonist), whose expansion can be the class name.",
+    )
+    members = ArrayField(
+        models.CharField(max_length=120),
+        help_text="The drugs in the class, by generic name (azithromycin, clarithromycin, erythromycin).",
+    )
+    source = models.URLField(
+        max_length=300, help_text="Where the membership can be checked: the class's MeSH record or ATC group."
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "drug classes"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({', '.join(self.members[:4])}{', ...' if len(self.members) > 4 else ''})"
+
+    def clean(self) -> None:
+        self.name = " ".join(self.name.split())
+        self.wordings = list(dict.fromkeys(" ".join(value.split()) for value in self.wordings if value.strip()))
+        self.members = list(dict.fromkeys(" ".join(value.split()) for value in self.members if value.strip()))
+        if not self.name:
+            raise ValidationError({"name": "Name the class, e.g. macrolide."})
+        if not self.members:
+            raise ValidationError({"members": f"Name at least one drug in the class {self.name!r}."})
+        named = {value.lower() for value in (self.name, *self.wordings)}
+        if overlap := sorted(member for member in self.members if member.lower() in named):
+            raise ValidationError({"members": f"{', '.join(overlap)} names the class itself, not a drug in it."})

@@ -1,4 +1,4 @@
-"""Load the tag vocabulary, anchor scenarios and classification rules from `seed/vocabulary.json`.
+"""Load the tag vocabulary, anchor scenarios, rules, abbreviations, drug classes and words from `seed/vocabulary.json`.
 
 Idempotent: rows are matched by code / key / name and saved only when a value differs. Rows a
 curator edited after seeding are kept (like `evidence_seed`) unless `overwrite_curator_edits`.
@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from evidence.language.words import words_by_text
-from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, Tag, Word
+from evidence.models import Abbreviation, AnchorScenario, ClassificationRule, DrugClass, Tag, Word
 from evidence.services.seed import SEED_CHANGE_REASON, VOCABULARY_PATH, SeedError, edited_by_curator
 
 _Row = TypeVar("_Row", bound=models.Model)
@@ -38,6 +38,7 @@ class VocabularySeedResult:
     scenarios: VocabularyCounts = field(default_factory=VocabularyCounts)
     rules: VocabularyCounts = field(default_factory=VocabularyCounts)
     abbreviations: VocabularyCounts = field(default_factory=VocabularyCounts)
+    drug_classes: VocabularyCounts = field(default_factory=VocabularyCounts)
     words: VocabularyCounts = field(default_factory=VocabularyCounts)
 
 
@@ -99,7 +100,8 @@ def _upsert_sense(row: dict[str, Any], counts: VocabularyCounts, overwrite: bool
 
 @transaction.atomic
 def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool = False) -> VocabularySeedResult:
-    """Upsert tags, scenarios, rules, abbreviations and words; raise SeedError (writing nothing) on a bad file."""
+    """Upsert tags, scenarios, rules, abbreviations, drug classes and words; raise SeedError (writing nothing) on a
+    bad file."""
     path = path or VOCABULARY_PATH
     try:
         data = json.loads(path.read_text())
@@ -143,6 +145,9 @@ def vocabulary_seed(*, path: Path | None = None, overwrite_curator_edits: bool =
         _upsert(ClassificationRule, {"name": row["name"]}, values, result.rules, overwrite_curator_edits)
     for row in data.get("abbreviations", []):
         _upsert_sense(row, result.abbreviations, overwrite_curator_edits)
+    for row in data.get("drug_classes", []):
+        values = {"wordings": list(row.get("wordings", [])), "members": list(row["members"]), "source": row["source"]}
+        _upsert(DrugClass, {"name": row["name"]}, values, result.drug_classes, overwrite_curator_edits)
     stored = {word.text: word for word in Word.objects.all()}
     for text, classes in words_by_text(data.get("words", {})):
         _save(Word, stored.get(text), {"text": text}, {"classes": list(classes)}, result.words, overwrite_curator_edits)

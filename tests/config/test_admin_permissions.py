@@ -33,6 +33,7 @@ from evidence.models import (
     AnchorScenario,
     ClassificationRule,
     DecisionAid,
+    DrugClass,
     Finding,
     Study,
     Tag,
@@ -94,6 +95,7 @@ def rows(settings: Any, tmp_path: Any) -> dict[type[models.Model], models.Model]
         Tag.objects.create(code="af", kind="disease", label="atrial fibrillation"),
         Abbreviation.objects.create(term="NAC", expansions=["N-acetylcysteine"]),
         Word.objects.create(text="kindly", classes=["request"]),
+        DrugClass.objects.create(name="macrolide", members=["azithromycin"], source="https://example.org/"),
         scenario,
         ClassificationRule.objects.create(name="af-ckd", classification="AF with CKD", anchor_scenario=scenario),
         DecisionAid.objects.create(title="Aid", image=_png(), alt_text="A flowchart"),
@@ -180,7 +182,7 @@ def test_the_walk_covers_every_registered_model_and_every_view(rows: dict) -> No
     assert {url.model for url in urls} == set(admin.site._registry)
     assert {url.view for url in urls} <= READ_VIEWS | WRITE_VIEWS | {"object"}
     assert len({url.path for url in urls}) == len(urls)
-    assert sum(url.view == "simple_history" for url in urls) == 9  # the nine models with a history
+    assert sum(url.view == "simple_history" for url in urls) == 10  # the ten models with a history
 
 
 def test_anonymous_users_are_sent_to_the_admin_login_and_change_nothing(client: Client, rows: dict) -> None:

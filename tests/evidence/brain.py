@@ -40,7 +40,8 @@ def seeded_lexicon(*extra: tuple) -> Lexicon:
         (row["term"], row["expansions"], bool(row.get("case_sensitive")), row.get("context", []))
         for row in seed_data()["abbreviations"]
     ]
-    return Lexicon.build([*rows, *extra])
+    classes = [(row["name"], row["wordings"], row["members"]) for row in seed_data()["drug_classes"]]
+    return Lexicon.build([*rows, *extra], classes)
 
 
 @cache

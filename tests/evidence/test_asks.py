@@ -91,3 +91,37 @@ def test_shorthand_in_the_asking_part_is_read_spelled_out():
     assert asked_for("AF and CKD4 - which DOAC?", lexicon) == ["drug"]
     # Spelled out, a word that is no ask stays no ask.
     assert asked_for("abx for CAP - worth it?", lexicon) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "dose"),
+    [
+        ("apixaban 2.5 mg twice daily", True),
+        ("atezolizumab 1680 mg every 4 weeks", True),
+        ("vancomycin 15 mg/kg", True),
+        ("aspirin 100 mg/day", True),
+        # A concentration or ratio is a measurement of the patient, not an amount of drug.
+        ("when urine ACR is at least 200 mg/g (20 mg/mmol)", False),
+        ("a fall in haemoglobin of 2 g/dL or more", False),
+        ("in patients with eGFR 30 mL/min or more", False),
+    ],
+)
+def test_a_concentration_is_not_a_dose(sentence, dose):
+    from evidence.asks import states
+
+    assert states("dose", sentence) is dose
+
+
+@pytest.mark.parametrize(
+    ("question", "timing"),
+    [
+        ("GI bleed on apixaban - when to restart?", True),
+        ("when is it safe to restart apixaban?", True),
+        ("when is apixaban restarted after a bleed?", True),
+        # In which patients, not at what time.
+        ("outpt CAP - when is azithro monotherapy still OK?", False),
+        ("when is surgery indicated in severe AS?", False),
+    ],
+)
+def test_when_is_it_ok_asks_in_which_patients_not_when(question, timing):
+    assert ("timing" in asked_for(question)) is timing

@@ -136,6 +136,10 @@ def test_fold_skips_the_substitutions_only_where_none_applies(text):
         ("osteoporosis", "Osteoporotic fractures were counted.", True),
         ("colectomy", "Colitis was severe.", False),
         ("insulin", "Insulinoma was excluded.", False),
+        # A three-letter word keeps its plural "s" through the stemmer.
+        ("MRA", "MRAs get only a weaker recommendation.", True),
+        ("day", "Treat for 5 days.", True),
+        ("HR", "Over 24 hrs.", False),
     ],
 )
 def test_a_long_word_matches_its_variants_the_stemmer_keeps_apart(word, text, found):

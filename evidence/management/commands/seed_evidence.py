@@ -47,5 +47,6 @@ class Command(BaseCommand):
         self.stdout.write(f"Anchor scenarios: {vocabulary.scenarios}.")
         self.stdout.write(f"Classification rules: {vocabulary.rules}.")
         self.stdout.write(f"Abbreviations and lay terms: {vocabulary.abbreviations}.")
+        self.stdout.write(f"Drug classes: {vocabulary.drug_classes}.")
         self.stdout.write(f"Curated words (word classes): {vocabulary.words}.")
         self.stdout.write(f"Decision aids: {aids}.")
