@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from evidence.case_questions import asking_part
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex
+from evidence.kidney_function import Range, fits
 from evidence.lexicon import Lexicon
+from evidence.sentences import split_sentences
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
@@ -125,6 +127,32 @@ def asked_for(question: str, lexicon: Lexicon | None = None) -> list[str]:
 def states(kind: str, sentence: str) -> bool:
     """Return True when `sentence` states the `kind` of answer (a drug name, a dose, a duration, a threshold)."""
     return bool(ASKS[kind][1].search(sentence))
+
+
+# A sentence that leans on the one before it ("Of these, 250 turned positive") is never moved before it.
+_LEANS_BACK = re.compile(r"^(?:of )?(?:this|these|those|they|them|it|such|its|their)\b", re.IGNORECASE)
+
+
+def asked_first(text: str, asks: Sequence[str], kidney: Range | None = None) -> str:
+    """Return a finding of several sentences with the sentence that states most of what was asked first.
+
+    "dose and for how long?" after an IMvigor011 question is answered by the finding's second sentence
+    ("randomised to atezolizumab 1680 mg ... every 4 weeks for up to 1 year"); its first reports the survival
+    result. A sentence stated only for other kidney function than the patient's (`kidney`) is not moved, and of
+    two that state as much, the one stated for the patient's comes first. The other sentences follow in their
+    order; a text whose first sentence states as much is unchanged.
+    """
+    sentences = split_sentences(text)
+    if len(sentences) < 2 or not asks:
+        return text
+    counts = [sum(states(kind, sentence) for kind in asks) for sentence in sentences]
+    fitted = [fits(kidney, sentence) for sentence in sentences]
+    best = max(range(len(sentences)), key=lambda i: (fitted[i] is not False, counts[i], fitted[i] is True, -i))
+    if counts[best] <= counts[0] or fitted[best] is False or _LEANS_BACK.match(sentences[best]):
+        return text
+    if fitted[0] is True and fitted[best] is not True:
+        return text  # the first sentence is stated for the patient's kidney function; the other may not be
+    return " ".join([sentences[best], *sentences[:best], *sentences[best + 1 :]])
 
 
 def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:

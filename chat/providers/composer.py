@@ -20,7 +20,7 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import durations, language, stages
 from evidence.abstract_sections import abstract_sentences
-from evidence.asks import ASK_WORDS, ASKS, answers, asked_for, states, states_time_point, time_points
+from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point, time_points
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
@@ -320,7 +320,7 @@ def compose_answer(
     admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
-    asks = list(asks) if asks is not None else asked_for(question)
+    asks, kidney = list(asks) if asks is not None else asked_for(question), question_range(question)
     candidates = _candidates(
         offered,
         question_terms=question_terms,
@@ -328,7 +328,7 @@ def compose_answer(
         concepts=concepts,
         decisions=frozenset(c.code for c in concepts if c.role == DECISION_ROLE and c.code),
         asks=frozenset(asks),
-        kidney=question_range(question),
+        kidney=kidney,
         duration=durations.question_duration(question),
         stage=stages.question_stage(question),
     )
@@ -346,7 +346,6 @@ def compose_answer(
     names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
     # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
     # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
-    kidney = question_range(question)
     kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
     names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
@@ -360,7 +359,7 @@ def compose_answer(
     ]
     named = [*evidence.library, *admitted]
     unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)
-    finding = f"{_label(lead)}{_with_citation(lead.sentence, lead.source)}"
+    finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, kidney), lead.source)}"
     # No quoted finding speaks to the drug asked about, or states what was asked: said first, then the nearest finding.
     gap = f"gives no finding on {_join(unspoken)}" if unspoken else ""
     if gap or (unstated and unstated == asks):

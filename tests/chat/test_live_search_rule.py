@@ -142,4 +142,7 @@ def test_a_study_stating_the_duration_asked_for_addresses_a_duration_question(li
     judged = {j["doc_id"]: j for step in result.trace if step["step"] == "judge" for j in step["data"]["judgements"]}
     assert judged["pmid:41124204"]["addresses"], judged["pmid:41124204"]["reason"]
     assert not result.abstained
-    assert "1680 mg" in result.answer.split("\n\n")[0]
+    # The finding's sentence that states the dose and the duration comes first, before its survival result.
+    first = result.answer.split("\n\n")[0].removeprefix("**Bottom line:** ")
+    assert "1680 mg" in first.split(". ")[0] and "up to 1 year" in first.split(". ")[0]
+    assert "disease-free survival" in first

@@ -125,3 +125,37 @@ def test_a_concentration_is_not_a_dose(sentence, dose):
 )
 def test_when_is_it_ok_asks_in_which_patients_not_when(question, timing):
     assert ("timing" in asked_for(question)) is timing
+
+
+FINDING = (
+    "Randomised data on anticoagulation are lacking below CrCl 30 mL/min. At CrCl 15-30, apixaban 2.5 mg twice daily "
+    "or rivaroxaban 15 mg could be considered. In G5/G5D, consider apixaban 2.5 mg twice daily."
+)
+
+
+@pytest.mark.parametrize(
+    ("asks", "kidney", "first"),
+    [
+        (["dose"], None, "At CrCl 15-30"),
+        # For a patient on dialysis, the sentence stated for dialysis; never one stated only for other patients.
+        (["dose"], (0.0, 14.0), "In G5/G5D"),
+        (["dose"], (40.0, 40.0), "Randomised data"),
+        # Nothing asked, or the first sentence already states as much: the finding reads as written.
+        ([], None, "Randomised data"),
+        (["threshold"], None, "Randomised data"),
+    ],
+)
+def test_a_finding_leads_with_its_sentence_that_states_what_was_asked(asks, kidney, first):
+    from evidence.asks import asked_first
+
+    text = asked_first(FINDING, asks, kidney)
+    assert text.startswith(first)
+    sentences = sorted(part.rstrip(".") for part in text.split(". "))
+    assert sentences == sorted(part.rstrip(".") for part in FINDING.split(". "))  # every sentence kept, none twice
+
+
+def test_a_sentence_that_leans_on_the_one_before_is_not_moved():
+    from evidence.asks import asked_first
+
+    text = "Apixaban lowered stroke in the trial. Of these patients, 30% took 2.5 mg twice daily."
+    assert asked_first(text, ["dose"]) == text
