@@ -477,3 +477,13 @@ def test_which_drugs_in_the_plural_is_the_drug_choice_not_a_missing_part(library
     # did not match its plural, so "drugs" became a topic no finding named.
     result = answer_question(question="HFpEF - which drugs?", settings=answer_settings(live_search=False))
     assert not any("drugs" in reason for reason in result.confidence_reasons), result.confidence_reasons
+
+
+def test_a_choice_between_two_doses_leads_with_the_dose_row_for_the_patients_kidney_function(library):
+    # Walking the product: "apixaban 2.5 or 5?" asked for nothing, so the lead was the guideline's drug choice
+    # ("use a NOAC instead of a vitamin K antagonist"), which does not answer it.
+    result = answer_question(
+        question="AF + CKD4, 81F 52 kg - apixaban 2.5 or 5?", settings=answer_settings(live_search=False)
+    )
+    first = result.answer.split("\n")[0].removeprefix("**Bottom line:** ")
+    assert "apixaban 2.5 mg twice daily" in first.split(" [1]")[0] and "CrCl 15-30" in first

@@ -15,6 +15,11 @@ from evidence.asks import asked_for
         # How big an effect is, not how much drug to give.
         ("apixaban for subclinical AF - how much extra major bleeding vs aspirin?", []),
         ("How much does DAPT length matter for bleeding?", []),
+        # A choice between two amounts of a drug asks for its dose; between two scores or stages it does not.
+        ("AF + CKD4, 81F 52 kg - apixaban 2.5 or 5?", ["dose"]),
+        ("edoxaban 30 vs 60 mg at CrCl 40?", ["dose"]),
+        ("CHA2DS2-VASc 2 or 3 - anticoagulate?", []),
+        ("stage 2 or 3 CKD - SGLT2i?", []),
     ],
 )
 def test_how_much_asks_for_a_dose_only_about_a_drug(question, asks):
