@@ -363,7 +363,8 @@ def joined_phrases(question: str, topics: list[Concept]) -> list[Concept]:
             last_start, last = merged[-1]
             gap = lowered[last_start + len(last.label) : start]
             plain = len(last.forms) == 1 and len(concept.forms) == 1  # abbreviations stand on their own
-            if plain and gap.strip(" -") == "" and start > last_start:
+            # Neighbours are next to each other or hyphenated; a spaced dash separates ("PCN allergy - doxy?").
+            if plain and re.fullmatch(r"\s+|-", gap) and start > last_start:
                 label = question[last_start : start + len(concept.label)]
                 merged[-1] = (last_start, replace(last, label=label, weight=max(last.weight, concept.weight)))
                 continue

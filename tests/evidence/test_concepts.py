@@ -251,6 +251,9 @@ def test_shorthand_that_stands_for_a_tag_is_that_condition(seeded):
         ("Does vitamin D prevent fractures in older adults?", ["D", "vitamin"], ["vitamin D"]),
         ("Which regimen for H pylori when the ulcer healed?", ["pylori", "H"], ["H pylori"]),
         ("Is tranexamic acid safe here?", ["acid", "tranexamic"], ["tranexamic acid"]),
+        ("Is anti-Xa monitoring needed?", ["anti", "Xa"], ["anti-Xa"]),
+        # A spaced dash separates the question's parts: two topics, not one phrase.
+        ("outpt CAP, PCN allergy - doxy or azithro?", ["allergy", "doxy"], ["allergy", "doxy"]),
     ],
 )
 def test_neighbouring_words_of_the_question_are_named_together(question, words, joined):

@@ -134,3 +134,15 @@ def test_the_outpatient_macrolide_question_is_answered_by_the_guidelines_class_r
     first = result.answer.split("\n")[0]
     assert not result.abstained
     assert "macrolide" in first and "25%" in first and "does not state" not in first
+
+
+@pytest.mark.django_db
+def test_a_penicillin_allergic_outpatient_asking_doxy_or_azithro_is_answered_not_told_of_a_joined_phrase() -> None:
+    # Walking the product: it abstained on "PCN allergy - doxy" (two parts joined across a spaced dash, and neither
+    # "PCN" nor "doxy" was curated shorthand). The guideline's outpatient regimen names doxycycline and a macrolide.
+    seed_library()
+    result = answer_question(
+        question="outpt CAP, PCN allergy - doxy or azithro?", settings=answer_settings(live_search=False)
+    )
+    assert not result.abstained
+    assert "doxycycline" in result.answer.split("\n")[0] and "PCN allergy - doxy" not in result.answer
