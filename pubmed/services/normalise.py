@@ -1,7 +1,7 @@
 """Disease-name normaliser of the Evidence Scout: normalise → verify with PubMed → broaden once if too rare.
 
 1. Normalise: the model's standard name when an LLM is configured (validated), otherwise the rules
-   (case, punctuation, possessives, known abbreviations spelled out).
+   (case, punctuation, possessives, curated abbreviations spelled out).
 2. Verify: count PubMed records for `drug AND disease`.
 3. If fewer than MIN_RESULTS, broaden once: the model's broader term, or one level up the MeSH tree
    (a qualified name such as "metastatic melanoma" goes to its descriptor "Melanoma"; a descriptor
@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from evidence import language
+from evidence.lexicon import Lexicon
 from pubmed.clients import EutilsClient, EutilsError, EutilsUnavailable
 from pubmed.mesh_tree import fold, mesh_tree
 from pubmed.models import ScoutCacheKind
@@ -44,21 +45,6 @@ _QUALIFIERS = re.compile(
     r"treatment[- ]naive|progressive|persistent|adult|pediatric|paediatric|childhood|juvenile)(?![\w-])",
     re.IGNORECASE,
 )
-ABBREVIATIONS = {
-    "nsclc": "non-small cell lung cancer", "sclc": "small cell lung cancer", "crc": "colorectal cancer",
-    "hcc": "hepatocellular carcinoma", "rcc": "renal cell carcinoma", "aml": "acute myeloid leukemia",
-    "all": "acute lymphoblastic leukemia", "cll": "chronic lymphocytic leukemia", "cml": "chronic myeloid leukemia",
-    "dlbcl": "diffuse large b-cell lymphoma", "mm": "multiple myeloma", "tnbc": "triple-negative breast cancer",
-    "t2d": "type 2 diabetes mellitus", "t2dm": "type 2 diabetes mellitus", "t1d": "type 1 diabetes mellitus",
-    "copd": "chronic obstructive pulmonary disease", "chf": "heart failure", "hf": "heart failure",
-    "hfref": "heart failure with reduced ejection fraction", "cad": "coronary artery disease",
-    "ckd": "chronic kidney disease", "ra": "rheumatoid arthritis", "sle": "systemic lupus erythematosus",
-    "ms": "multiple sclerosis", "ibd": "inflammatory bowel disease", "uc": "ulcerative colitis",
-    "ad": "alzheimer disease", "pd": "parkinson disease", "nash": "nonalcoholic steatohepatitis",
-    "nafld": "non-alcoholic fatty liver disease", "gerd": "gastroesophageal reflux disease",
-    "afib": "atrial fibrillation", "af": "atrial fibrillation", "mi": "myocardial infarction", "htn": "hypertension",
-    "covid": "covid-19", "covid19": "covid-19",
-}
 
 
 @dataclass(frozen=True)
@@ -78,13 +64,17 @@ class NormalisedDisease:
         return asdict(self)
 
 
-def clean_disease_name(name: str) -> str:
-    """Lower-case, drop possessives and punctuation, and spell out known abbreviations."""
+def clean_disease_name(name: str, lexicon: Lexicon | None = None) -> str:
+    """Lower-case, drop possessives and punctuation, and spell out a name that is curated shorthand as a whole
+    ("NSCLC", "T2DM", "MM": the `Abbreviation` table, in its usual reading)."""
     text = " ".join(name.split()).strip(" .,;:")
     text = re.sub(r"(\w)'s\b", r"\1", text)
-    text = re.sub(r"[^\w\s\-/]", " ", text)
-    text = " ".join(text.split()).lower()
-    return ABBREVIATIONS.get(text.replace("-", "").replace(" ", ""), text)
+    text = " ".join(re.sub(r"[^\w\s\-/]", " ", text).split())
+    lexicon = lexicon or Lexicon.load()
+    for key in (text, text.upper(), text.lower(), text.lower().replace("-", "").replace(" ", "")):
+        if key in lexicon.wording:
+            return lexicon.wording[key][0].lower()
+    return text.lower()
 
 
 def is_generic(term: str) -> bool:

@@ -21,9 +21,16 @@ from pubmed.services.normalise import (
     mesh_broader,
     normalise_disease,
 )
+from tests.conftest import seed_vocabulary
 from tests.pubmed.conftest import FakeEutils, esearch_json
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _shorthand(db) -> None:
+    """The curated abbreviations, which spell out a disease name written as shorthand ("HCC")."""
+    seed_vocabulary()
 
 
 def serve_counts(fake: FakeEutils, counts: dict[str, int]) -> None:
@@ -133,7 +140,23 @@ def test_a_refused_count_leaves_the_name_unverified_and_uncached(fake_eutils: Fa
 
 @pytest.mark.parametrize(
     ("raw", "clean"),
-    [("Crohn's Disease", "crohn disease"), ("T2DM", "type 2 diabetes mellitus"), ("  lung   cancer. ", "lung cancer")],
+    [
+        ("Crohn's Disease", "crohn disease"),
+        ("T2DM", "type 2 diabetes mellitus"),
+        ("  lung   cancer. ", "lung cancer"),
+        ("NSCLC", "non-small cell lung cancer"),
+        ("MM", "multiple myeloma"),
+        ("Covid-19", "covid-19"),
+        ("covid", "covid-19"),
+    ],
 )
 def test_clean_disease_name(raw: str, clean: str) -> None:
     assert clean_disease_name(raw) == clean
+
+
+def test_a_curators_abbreviation_spells_out_a_disease_name_from_the_next_run() -> None:
+    from evidence.models import Abbreviation
+
+    assert clean_disease_name("XLH") == "xlh"
+    Abbreviation.objects.create(term="XLH", expansions=["X-linked hypophosphatemia"], case_sensitive=True)
+    assert clean_disease_name("XLH") == "x-linked hypophosphatemia"
