@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evidence import language
 from evidence.claims.model import ClaimVerifierModel, UnitReader, get_verifier_model
 from evidence.claims.names import name_in_text, study_names
 from evidence.claims.numbers import missing_numbers
@@ -107,20 +108,18 @@ def _units_of(text: str, embed: Embed) -> _Units:
     return _Units(sentences, spans, np.vstack([vectors, pairs / norms]) if len(pairs) else vectors)
 
 
-# Words that make a finding absolute. A source that does not use them (or a word of the same stem)
-# does not support the stronger statement: "cures", "proved", "in every stage", "eliminates".
-# Hedged or ambiguous words ("certain patients", "may prove useful", "complete response") are left out.
-_ABSOLUTE = re.compile(
-    r"\b(?:cur(?:e|es|ed|ing)|prov(?:ed|en)|definitively|always|every|guarantee[sd]?|"
-    r"eliminat(?:e|es|ed|ing)|completely|entirely|universally|conclusively|all\s+patients|without\s+exception)\b",
-    re.IGNORECASE,
-)
+def _absolute(words: language.Words) -> re.Pattern[str]:
+    """The words that make a finding absolute (`WordClass.ABSOLUTE`: "cures", "proved", "every", "all patients"):
+    a source that does not use them (or a word of the same stem) does not support the stronger statement."""
+    phrases = sorted(words.of(language.WordClass.ABSOLUTE), key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, phrase.split())) for phrase in phrases)
+    return re.compile(rf"\b(?:{alternatives})\b" if phrases else r"(?!)", re.IGNORECASE)
 
 
 def _overstatement(claim: str, source_text: str) -> str:
     """Return the first absolute word of `claim` that `source_text` does not use (by its first four letters)."""
     lowered = source_text.lower()
-    for match in _ABSOLUTE.finditer(claim):
+    for match in language.current().derived(_absolute).finditer(claim):
         word = match.group(0).lower()
         if not re.search(rf"\b{re.escape(word[:4])}", lowered):
             return match.group(0)

@@ -48,6 +48,7 @@ class WordClass(models.TextChoices):
     DISEASE = "disease", "Names a disease or condition by its head noun (cancer, syndrome, fracture, sepsis)"
     INTERVENTION = "intervention", "Names an intervention by its head noun (surgery, vaccine, stent, statin, insulin)"
     ACRONYM = "acronym", "An acronym that is also an ordinary word: a tag synonym counts only in capitals (CAP, DES)"
+    ABSOLUTE = "absolute", "Makes a statement absolute: a claim using it needs a source that does (cures, every)"
 
 
 T = TypeVar("T")

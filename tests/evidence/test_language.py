@@ -256,3 +256,16 @@ def test_the_guard_finds_a_list_of_words_that_name_no_topic(tmp_path) -> None:
         'PROMPT = """Answer the question. Cite the study, the evidence and the patients who apply."""\n'
     )
     assert [name for name, _ in _word_lists(module)] == ["_MINE", "_TEXT"]
+
+
+@pytest.mark.django_db
+def test_the_words_that_make_a_claim_absolute_are_curated(words_restored) -> None:
+    from evidence.claims.judge import _overstatement
+
+    source = "Apixaban reduced stroke compared with warfarin in patients with atrial fibrillation."
+    assert _overstatement("Apixaban cures stroke in all  patients.", source) == "cures"
+    assert _overstatement("Apixaban invariably reduced stroke.", source) == ""
+    Word.objects.create(text="invariably", classes=[WordClass.ABSOLUTE])
+    language.refresh()
+    assert _overstatement("Apixaban invariably reduced stroke.", source) == "invariably"
+    assert _overstatement("Apixaban reduced stroke.", source) == ""
