@@ -41,6 +41,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
         concepts=tuple(run.concepts),
         asks=tuple(run.asks),
         focus=run.focus,
+        patient=run.patient,
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name

@@ -22,6 +22,7 @@ from evidence.concepts import Concept, Lexicon, unanswered_parts
 from evidence.decomposition import SubQuery
 from evidence.followup import FollowUp
 from evidence.models import Study
+from evidence.patient import PatientDetails
 from evidence.pico import Pico
 from evidence.ranking import RankingResult
 from evidence.sources import EvidenceSet, EvidenceSource
@@ -79,6 +80,7 @@ class AnswerRun:
     search_text: str = ""
     asks: list[str] = field(default_factory=list)  # what the question asks for: a drug, a dose ... (evidence.asks)
     focus: frozenset[str] = frozenset()  # the topic stems a follow-up adds to the question before it
+    patient: PatientDetails = field(default_factory=PatientDetails)  # kidney function, stage ... (evidence.patient)
     weights: dict[str, float] = field(default_factory=dict)
     context: str | None = None
     library: list[Study] = field(default_factory=list)

@@ -19,6 +19,7 @@ from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
 from evidence.models import Study
+from evidence.patient import patient_details
 from evidence.pico import extract_pico
 from evidence.selectors import library_studies
 from evidence.sources import EvidenceSet, EvidenceSource
@@ -77,6 +78,7 @@ def understand(run: AnswerRun) -> TraceStep:
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.search_text = search_text(run.question, lexicon)
     run.asks = asked_for(run.question, lexicon)
+    run.patient = patient_details(run.question)  # kidney function, episode length, stage, follow-up time
     follow_up = run.follow_up
     if follow_up and follow_up.is_follow_up:
         # "and the bleeding signal?": what the follow-up adds to the question before it is what its answer is about.

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from chat.answer_settings import AnswerSettings
 from evidence.concepts import Concept
+from evidence.patient import PatientDetails
 from evidence.sources import EvidenceSet
 
 
@@ -39,6 +40,7 @@ class GenerationRequest:
     # What the question asks for (`evidence.asks.asked_for`, its shorthand spelled out); None: read from `question`.
     asks: tuple[str, ...] | None = None
     focus: frozenset[str] = frozenset()  # the stems a follow-up adds to the question before it (`follow_up_focus`)
+    patient: PatientDetails | None = None  # what the question says of its patient (None: read from `question`)
     # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
     toolbox: Toolbox | None = None
     user_turn: str = ""

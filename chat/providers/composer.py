@@ -20,12 +20,13 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import durations, language, stages
 from evidence.abstract_sections import abstract_sentences
-from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point, time_points
+from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
-from evidence.kidney_function import Range, fits, question_range
+from evidence.kidney_function import fits, question_range
 from evidence.models import StudyKind
+from evidence.patient import PatientDetails, patient_details
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens
@@ -189,10 +190,9 @@ def _candidates(
     concepts: Sequence[Concept],
     decisions: frozenset[str] = frozenset(),
     asks: frozenset[str] = frozenset(),
-    kidney: Range | None = None,
-    duration: durations.Range | None = None,
-    stage: int | None = None,
+    patient: PatientDetails,
 ) -> list[Candidate]:
+    kidney, duration, stage = patient.kidney, patient.duration, patient.stage
     rank: dict[str, int] = {}
     for source in sources:
         rank.setdefault(source.doc_id, len(rank))
@@ -313,14 +313,16 @@ def compose_answer(
     concepts: Sequence[Concept] = (),
     asks: Sequence[str] | None = None,
     focus: frozenset[str] = frozenset(),
+    patient: PatientDetails | None = None,
 ) -> str:
     """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId];
     `asks`: what the question asks for, as the pipeline read it (None: read from `question` here); `focus`: the
-    words a follow-up adds to the question before it ("and the bleeding signal?"): a sentence using them leads."""
+    words a follow-up adds to the question before it ("and the bleeding signal?"): a sentence using them leads;
+    `patient`: what the question says of its patient (read from `question` here when None)."""
     admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
-    asks, kidney = list(asks) if asks is not None else asked_for(question), question_range(question)
+    asks, patient = list(asks) if asks is not None else asked_for(question), patient or patient_details(question)
     candidates = _candidates(
         offered,
         question_terms=question_terms,
@@ -328,14 +330,12 @@ def compose_answer(
         concepts=concepts,
         decisions=frozenset(c.code for c in concepts if c.role == DECISION_ROLE and c.code),
         asks=frozenset(asks),
-        kidney=kidney,
-        duration=durations.question_duration(question),
-        stage=stages.question_stage(question),
+        patient=patient,
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
     focused = [c for c in candidates if c.words & focus] if not asks else []
-    lead, unstated = _bottom_line(focused or candidates, asks, concepts, time_points(question))
+    lead, unstated = _bottom_line(focused or candidates, asks, concepts, patient.time_points)
     assert lead is not None
     taken = [lead.words]
     rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)
@@ -346,7 +346,7 @@ def compose_answer(
     names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
     # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
     # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
-    kidney_fitted = kidney is not None and any(fits(kidney, c.sentence) for c in quoted)
+    kidney_fitted = patient.kidney is not None and any(fits(patient.kidney, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
     names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
     open_concepts = [
@@ -359,7 +359,7 @@ def compose_answer(
     ]
     named = [*evidence.library, *admitted]
     unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)
-    finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, kidney), lead.source)}"
+    finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, patient.kidney), lead.source)}"
     # No quoted finding speaks to the drug asked about, or states what was asked: said first, then the nearest finding.
     gap = f"gives no finding on {_join(unspoken)}" if unspoken else ""
     if gap or (unstated and unstated == asks):

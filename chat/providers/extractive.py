@@ -25,6 +25,7 @@ class ExtractiveProvider:
             concepts=request.concepts,
             asks=request.asks,
             focus=request.focus,
+            patient=request.patient,
         )
         for piece in re.split(r"(?<=\n)", text):
             if piece:

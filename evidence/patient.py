@@ -1,0 +1,32 @@
+"""What a question says of its patient that decides which finding fits, read once where the question is understood.
+
+The patient's kidney function ("eGFR 22", "CKD4", "on HD"), the length of an episode ("AHRE 3 min"), the disease
+stage ("stage III") and the follow-up time asked about ("still holds at 5 yrs?") choose between findings stated for
+different patients. The understanding step reads them (`AnswerRun.patient`) and the composer uses that reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evidence import durations, stages
+from evidence.asks import time_points
+from evidence.kidney_function import Range, question_range
+
+
+@dataclass(frozen=True)
+class PatientDetails:
+    kidney: Range | None = None  # kidney function in mL/min
+    duration: durations.Range | None = None  # episode length
+    stage: int | None = None  # disease stage
+    time_points: tuple[tuple[int, str], ...] = ()  # follow-up times asked about: (5, "year")
+
+
+def patient_details(question: str) -> PatientDetails:
+    """Return what `question` says of its patient's kidney function, episode length, stage and follow-up time."""
+    return PatientDetails(
+        kidney=question_range(question),
+        duration=durations.question_duration(question),
+        stage=stages.question_stage(question),
+        time_points=tuple(time_points(question)),
+    )

@@ -1,0 +1,41 @@
+"""What a question says of its patient is read once, where the question is understood."""
+
+from evidence.patient import PatientDetails, patient_details
+
+
+def test_the_patients_kidney_function_episode_stage_and_follow_up_time_are_read_together() -> None:
+    details = patient_details("stage III colon ca, eGFR 22 - does the benefit still hold at 5 yrs?")
+    assert (details.kidney, details.stage, details.time_points) == ((22.0, 22.0), 3, ((5, "year"),))
+    assert patient_details("AHRE 3 min - anticoagulate?").duration == (3.0, 3.0)
+    assert patient_details("HFpEF - which drugs?") == PatientDetails()
+
+
+def test_the_composer_reads_the_patient_the_pipeline_read_not_the_question_again() -> None:
+    # The understanding step reads the patient once (`AnswerRun.patient`); a follow-up's own words ("dose?") say
+    # nothing of the kidney function its conversation gave, and the composer must not read them again.
+    from chat.answer_settings import AnswerSettings
+    from chat.providers.composer import compose_answer
+    from evidence.sources import EvidenceSet, EvidenceSource
+    from evidence.text import content_terms
+
+    text = (
+        "RESULTS: At CrCl 31-50 mL/min, apixaban 5 mg twice daily was given. "
+        "At CrCl 15-30 mL/min, apixaban 2.5 mg twice daily was given."
+    )
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+
+    def lead(patient: PatientDetails | None) -> str:
+        answer = compose_answer(
+            question="apixaban dose?",
+            evidence=EvidenceSet([source]),
+            settings=AnswerSettings(),
+            question_terms=content_terms("apixaban dose"),
+            weights={},
+            patient=patient,
+        )
+        return answer.split("\n")[0]
+
+    assert "CrCl 15-30" in lead(PatientDetails(kidney=(22.0, 22.0)))
+    assert "CrCl 31-50" in lead(PatientDetails(kidney=(40.0, 40.0)))
