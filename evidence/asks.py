@@ -37,9 +37,11 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(
             r"\b(?:dose|doses|dosing|dosage|mg)\b|\bhow much\b(?=\s*[?]|\s*$|\s+(?:\w+(?:xaban|gatran|parin|farin|"
             r"mab|cillin|mycin|floxacin)\b|should|to give|to use|do (?:i|you|we) give|is (?:safe|enough|needed)))"
-            # A choice between two amounts of a drug: "apixaban 2.5 or 5?", "apixaban 5 or 2.5 mg bid?".
+            # A choice between two amounts of a drug, or one amount asked about: "apixaban 2.5 or 5?", "apixaban 5 or
+            # 2.5 mg bid?", "is rivaroxaban 15 ok?" (not the regimen a patient is on: "on rivaroxaban 20, melena").
             r"|\b\w+(?:xaban|gatran|parin|farin|mab|cillin|mycin|floxacin|gliflozin|statin|pril|sartan|olol)\s+"
-            r"\d+(?:\.\d+)?\s*(?:mg\s*)?(?:or|vs\.?|versus)\s*\d+(?:\.\d+)?\b",
+            r"\d+(?:\.\d+)?\s*(?:mg\s*)?(?:(?:or|vs\.?|versus)\s*\d+(?:\.\d+)?\b|(?:(?:bid|od|daily|twice daily|once "
+            r"daily)\s*)?(?:\?|(?:ok|okay|enough|safe|right|correct|appropriate|fine|too (?:much|high|low))\b))",
             re.IGNORECASE,
         ),
         # A concentration or ratio ("ACR 200 mg/g", "Hb 2 g/dL", "eGFR 30 mL/min") is a measurement, not a dose.

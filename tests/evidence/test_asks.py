@@ -18,6 +18,9 @@ from evidence.asks import asked_for
         # A choice between two amounts of a drug asks for its dose; between two scores or stages it does not.
         ("AF + CKD4, 81F 52 kg - apixaban 2.5 or 5?", ["dose"]),
         ("edoxaban 30 vs 60 mg at CrCl 40?", ["dose"]),
+        ("eGFR 18, AF - is rivaroxaban 15 ok?", ["dose"]),
+        ("apixaban 2.5 mg twice daily ok in an 85-year-old?", ["dose"]),
+        ("on rivaroxaban 20, melena - major bleed?", []),
         ("CHA2DS2-VASc 2 or 3 - anticoagulate?", []),
         ("stage 2 or 3 CKD - SGLT2i?", []),
     ],
