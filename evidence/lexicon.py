@@ -115,7 +115,7 @@ class Lexicon:
             wording[key] = usual.expansions
         shorthand: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
         for (key, _), found in grouped.items():
-            for form in {form for sense in found for form in sense.forms} - {form_of(key)}:
+            for form in dict.fromkeys(form for sense in found for form in sense.forms if form != form_of(key)):
                 shorthand.setdefault(form, []).append(form_of(key))
         return cls(entries, exact, wording, senses, _related(classes, shorthand))
 
