@@ -64,13 +64,13 @@ class NormalisedDisease:
         return asdict(self)
 
 
-def clean_disease_name(name: str, lexicon: Lexicon | None = None) -> str:
+def clean_disease_name(name: str) -> str:
     """Lower-case, drop possessives and punctuation, and spell out a name that is curated shorthand as a whole
     ("NSCLC", "T2DM", "MM": the `Abbreviation` table, in its usual reading)."""
     text = " ".join(name.split()).strip(" .,;:")
     text = re.sub(r"(\w)'s\b", r"\1", text)
     text = " ".join(re.sub(r"[^\w\s\-/]", " ", text).split())
-    lexicon = lexicon or Lexicon.load()
+    lexicon = Lexicon.load()
     for key in (text, text.upper(), text.lower(), text.lower().replace("-", "").replace(" ", "")):
         if key in lexicon.wording:
             return lexicon.wording[key][0].lower()
