@@ -6,8 +6,8 @@
 - YELLOW: the answer rests on a single primary study, addresses the question only in part (the
   reasons say which part: a condition or decision no cited source covers, the drug or procedure a
   question about a condition names when no shown finding speaks to it, or the dose,
-  duration, drug or threshold the question asks for and no cited source states), or lost claims to
-  verification.
+  duration, drug or threshold the question asks for and no cited source states; or every shown finding is stated
+  only for other patients - another disease stage or episode length), or lost claims to verification.
 - RED: nothing cited addresses the question (the answer abstains).
 
 The citation-format rating (cited documents and citation density) stays as a floor: an answer
@@ -52,6 +52,7 @@ def rate_confidence(
     claims_removed: int = 0,
     unstated: Sequence[str] = (),
     unanswered: Sequence[str] = (),
+    other_patients: bool = False,
 ) -> Confidence:
     """Return the badge for an answer citing `cited`, with the reasons a clinician reads beside it."""
     if abstained:
@@ -85,6 +86,9 @@ def rate_confidence(
                 "the cited evidence addresses the question only in part"
                 + (f": it does not cover {', '.join(gaps)}" if gaps else "")
             )
+    if other_patients and level == GREEN:
+        level = YELLOW
+        reasons.append("the shown findings are stated for other patients (another stage or episode length)")
     if unstated and level == GREEN:
         level = YELLOW
         reasons.append(f"the question asks for {' and '.join(unstated)}, which the cited evidence does not state")

@@ -7,6 +7,7 @@ different patients. The understanding step reads them (`AnswerRun.patient`) and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evidence import durations, stages
@@ -30,3 +31,14 @@ def patient_details(question: str) -> PatientDetails:
         stage=stages.question_stage(question),
         time_points=tuple(time_points(question)),
     )
+
+
+def stated_for_others(details: PatientDetails, sentences: Sequence[str]) -> bool:
+    """Return True when every one of `sentences` is stated only for other patients than the question's: another
+    disease stage or another episode length ("stage II" for a stage III patient)."""
+
+    def other(sentence: str) -> bool:
+        fitted = (stages.fits(details.stage, sentence), durations.fits(details.duration, sentence))
+        return False in fitted and True not in fitted
+
+    return bool(sentences) and all(other(sentence) for sentence in sentences)

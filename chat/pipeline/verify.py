@@ -20,6 +20,7 @@ from evidence.concepts import (
     unanswered_parts,
 )
 from evidence.confidence import RED, SourceVerdict, rate_confidence
+from evidence.patient import stated_for_others
 from evidence.text import is_disease
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.
@@ -121,6 +122,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         claims_removed=sum(1 for removal in run.claims_removed if removal["kind"] == "claim"),
         unstated=unstated,
         unanswered=unanswered,
+        other_patients=stated_for_others(run.patient, stated_sentences),
     )
     run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(

@@ -360,8 +360,10 @@ def compose_answer(
     named = [*evidence.library, *admitted]
     unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)
     finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, patient.kidney), lead.source)}"
-    # No quoted finding speaks to the drug asked about, or states what was asked: said first, then the nearest finding.
-    gap = f"gives no finding on {_join(unspoken)}" if unspoken else ""
+    # No quoted finding speaks to the drug asked about, is stated for this patient (only another stage, episode length
+    # or narrower group was found) or states what was asked: said first, then the nearest finding.
+    misfit = "has no finding stated for these patients" if lead.misfit else ""
+    gap = f"gives no finding on {_join(unspoken)}" if unspoken else misfit
     if gap or (unstated and unstated == asks):
         gap = gap or f"does not state {_join([ASK_WORDS[k] for k in unstated])}"
         parts = [f"**Bottom line:** The cited evidence {gap}. Nearest finding: {finding}"]
@@ -395,5 +397,4 @@ def _label(candidate: Candidate) -> str:
 
 
 def _join(items: Sequence[str]) -> str:
-    items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]

@@ -417,3 +417,31 @@ def test_a_question_naming_its_study_lists_no_word_of_its_own_as_a_missing_part(
     assert "do not address" not in composed("DELIVER - did the dapagliflozin benefit fade at LVEF above 60%?")
     # Naming nothing, a word no source addresses is still a part the answer says it lacks.
     assert "do not address fade" in composed("did the dapagliflozin benefit fade at LVEF above 60%?")
+
+
+def test_a_lead_stated_only_for_other_patients_says_so_first():
+    # A stage III patient: the only finding is stated for stage II. It is the nearest finding, not the answer (a
+    # 72-year-old's stage III vignette opened with DYNAMIC's stage II result as if it answered).
+    question = "stage III colon cancer, ctDNA positive after surgery - adjuvant chemotherapy?"
+    text = "RESULTS: In stage II colon cancer, ctDNA-guided adjuvant chemotherapy was noninferior for recurrence."
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+    answer = compose_answer(
+        question=question,
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+    )
+    assert answer.startswith(
+        "**Bottom line:** The cited evidence has no finding stated for these patients. Nearest finding: In stage II"
+    )
+    stage_two = compose_answer(
+        question=question.replace("stage III", "stage II"),
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+    )
+    assert stage_two.startswith("**Bottom line:** In stage II colon cancer")

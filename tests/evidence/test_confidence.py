@@ -32,6 +32,8 @@ def source(name, *, addresses=True, direct=True, synthesis=False, missing=()):
         ([source("A"), source("B")], GREEN, {"unstated": ["a dose"]}, YELLOW, "asks for a dose"),
         # A guideline on the condition whose shown findings say nothing of the drug asked about answers in part only.
         ([source("G", synthesis=True)], GREEN, {"unanswered": ["steroids"]}, YELLOW, "finding speaks to steroids"),
+        # Two sources on the condition and decision, but only stage II findings for a stage III patient.
+        ([source("A"), source("B")], GREEN, {"other_patients": True}, YELLOW, "stated for other patients"),
     ],
 )
 def test_confidence_rules(cited, floor, kwargs, level, reason):

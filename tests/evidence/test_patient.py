@@ -39,3 +39,14 @@ def test_the_composer_reads_the_patient_the_pipeline_read_not_the_question_again
 
     assert "CrCl 15-30" in lead(PatientDetails(kidney=(22.0, 22.0)))
     assert "CrCl 31-50" in lead(PatientDetails(kidney=(40.0, 40.0)))
+
+
+def test_findings_stated_only_for_another_stage_or_episode_length_are_for_other_patients() -> None:
+    from evidence.patient import stated_for_others
+
+    stage_three = patient_details("stage III colon cancer, ctDNA+ - adjuvant?")
+    assert stated_for_others(stage_three, ["In stage II colon cancer, ctDNA guidance was noninferior."])
+    assert not stated_for_others(stage_three, ["In stage II-III colon cancer, ctDNA predicted relapse."])
+    assert not stated_for_others(stage_three, ["In stage II disease it was noninferior.", "ctDNA predicted relapse."])
+    assert not stated_for_others(patient_details("colon cancer, ctDNA+ - adjuvant?"), ["In stage II colon cancer."])
+    assert not stated_for_others(stage_three, [])
