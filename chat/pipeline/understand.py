@@ -78,7 +78,8 @@ def understand(run: AnswerRun) -> TraceStep:
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.search_text = search_text(run.question, lexicon)
     run.asks = asked_for(run.question, lexicon)
-    run.patient = patient_details(run.question)  # kidney function, episode length, stage, follow-up time
+    # Kidney function, episode length, stage and follow-up time, read with the shorthand spelled out ("starts HD").
+    run.patient = patient_details(lexicon.spelled_inline(run.question))
     follow_up = run.follow_up
     if follow_up and follow_up.is_follow_up:
         # "and the bleeding signal?": what the follow-up adds to the question before it is what its answer is about.

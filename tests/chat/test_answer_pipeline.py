@@ -487,3 +487,17 @@ def test_a_choice_between_two_doses_leads_with_the_dose_row_for_the_patients_kid
     )
     first = result.answer.split("\n")[0].removeprefix("**Bottom line:** ")
     assert "apixaban 2.5 mg twice daily" in first.split(" [1]")[0] and "CrCl 15-30" in first
+
+
+def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
+    # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
+    # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.
+    settings = answer_settings(live_search=False)
+    first = "apixaban dose in AF with CKD4?"
+    history = [
+        {"role": "user", "content": first},
+        {"role": "assistant", "content": answer_question(question=first, settings=settings).answer},
+    ]
+    result = answer_question(question="and if she starts HD next year?", history=history, settings=settings)
+    opening = result.answer.split("\n")[0].removeprefix("**Bottom line:** ")
+    assert "G5/G5D" in opening.split(" [1]")[0], opening
