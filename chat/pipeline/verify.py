@@ -91,7 +91,7 @@ def confidence(run: AnswerRun) -> TraceStep:
             addresses=bool(judgement and judgement.addresses),
             direct=bool(judgement and judgement.direct),
             synthesis=bool(judgement and judgement.synthesis),
-            missing=tuple(judgement.gaps) if judgement else (),
+            missing=tuple(_spelled(run, gap) for gap in judgement.gaps) if judgement else (),  # "PCN (penicillin)"
         )
         for doc_id in dict.fromkeys(verified.cited_doc_ids)
         for judgement in [run.judgements.get(doc_id)]

@@ -146,3 +146,5 @@ def test_a_penicillin_allergic_outpatient_asking_doxy_or_azithro_is_answered_not
     )
     assert not result.abstained
     assert "doxycycline" in result.answer.split("\n")[0] and "PCN allergy - doxy" not in result.answer
+    # The badge's reason names the shorthand with what it stands for, as the abstentions do.
+    assert any("PCN (penicillin)" in reason for reason in result.confidence_reasons), result.confidence_reasons
