@@ -2,10 +2,11 @@
 
 A question typed on the chat page is POSTed to `chat/views.py`, answered and stored. While that request runs, every
 call of a product function (`config`, `evidence`, `pubmed`, `trials`, `chat`, `research`) is watched; a call is on
-the question's path when one of its arguments is the question - its text, or an object that carries it as
-`question` (the answer run) - other than `self` (the run's own bookkeeping, `record` and `trace`, is not a step the
-question passes), and a generator resumed to stream the next event is not a new call. The path is the sequence of
-files those calls are made in, a file written once for consecutive calls in it. The script prints:
+the question's path when one of its arguments is the question - its text, its text with the shorthand spelled out
+(in place, or appended), or an object that carries it as `question` (the answer run) - other than `self` (the run's
+own bookkeeping, `record` and `trace`, is not a step the question passes), and a generator resumed to stream the next
+event is not a new call. The path is the sequence of files those calls are made in, a file written once for
+consecutive calls in it. The script prints:
 
 - the path, file by file, with the functions entered there;
 - distinct files: how many files the question passes;
@@ -51,20 +52,31 @@ def _product_file(frame: FrameType) -> str | None:
     return str(relative) if relative.parts and relative.parts[0] in APPS else None
 
 
-def _carries(value: Any, question: str) -> bool:
+def _carries(value: Any, readings: frozenset[str]) -> bool:
     if isinstance(value, str):
-        return value == question
-    return getattr(value, "question", None) == question
+        return value in readings
+    return getattr(value, "question", None) in readings
+
+
+def readings_of(question: str) -> frozenset[str]:
+    """Return the question and the readings of it the pipeline passes on: its shorthand spelled out in place, and
+    with what the shorthand stands for appended (a helper given either is reading the question)."""
+    from chat.pipeline.understand import search_text
+    from evidence.lexicon import Lexicon
+
+    lexicon = Lexicon.load().resolved(question)
+    return frozenset({question, lexicon.spelled_inline(question), search_text(question, lexicon)})
 
 
 def follow(question: str) -> list[tuple[str, str]]:
-    """Return (file, function) for each call, in order, whose arguments carry `question`."""
+    """Return (file, function) for each call, in order, whose arguments carry `question` or a reading of it."""
     from django.contrib.auth import get_user_model
     from django.test import Client
 
     client = Client()
     user, _ = get_user_model().objects.get_or_create(username="question-path")
     client.force_login(user)
+    readings = readings_of(question)
     calls: list[tuple[str, str]] = []
     started: set[FrameType] = set()  # frames already entered: a generator resumed is not a new call
 
@@ -78,7 +90,7 @@ def follow(question: str) -> list[tuple[str, str]]:
             started.add(frame)
         code = frame.f_code
         names = [name for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] if name != "self"]
-        if any(_carries(frame.f_locals.get(name), question) for name in names):
+        if any(_carries(frame.f_locals.get(name), readings) for name in names):
             calls.append((where, code.co_name))
 
     sys.setprofile(watch)
