@@ -15,7 +15,9 @@ The level only orders what was kept: which items are kept is decided before it i
 never changes which evidence is admitted.
 
 A study of the question's anchor pack that shares its primary disease scores at least 95: the
-curators chose it as the evidence for exactly this scenario.
+curators chose it as the evidence for exactly this scenario. A study the question names scores at least 50, whatever
+its tags share with the question ("NOAH-AFNET 6 - stroke reduction?" has stroke, an outcome, as its only disease
+tag): it is kept, and where it shares more it ranks as its tags say.
 
 Secondary decision tags add a few points inside a band, so they break ties without ever lifting
 an item into a higher band.
@@ -38,6 +40,7 @@ MAX_BROADER_REVIEWS = 2
 MIN_PRIMARY_STUDIES = 2
 BROADER_ONLY_SCORE = 5
 ANCHOR_FLOOR = 95
+NAMED_FLOOR = 50  # a study the question names: kept as if it shared the primary disease
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Candidate:
     strength: int = 0  # library evidence strength (3 high, 2 moderate, 1 low); 0 for abstracts
     is_anchor: bool = False
     level_rank: int = 0  # evidence.levels.LEVEL_RANK of the item's level of evidence (0: other or unknown)
+    is_named: bool = False  # the question names the study ("NOAH-AFNET 6 - stroke reduction?")
     payload: Any = field(default=None, compare=False, hash=False)
 
 
@@ -85,6 +89,14 @@ class RankingResult:
 
 def relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None = None) -> Ranked:
     """Return the candidate's tag-relevance score for the question (see the module docstring)."""
+    ranked = _tag_relevance(candidate, pico, vocabulary)
+    if candidate.is_named and ranked.score < NAMED_FLOOR:
+        # A study the question names is kept, whatever its tags share with the question's words.
+        return Ranked(candidate, NAMED_FLOOR, "named in the question")
+    return ranked
+
+
+def _tag_relevance(candidate: Candidate, pico: Pico, vocabulary: Vocabulary | None) -> Ranked:
     # Modifiers (stage II, tissue-free assay) qualify a disease; sharing only a modifier is no overlap.
     diseases = set(pico.condition_tags)
     primary_disease, primary_decision = pico.primary_disease_tag, pico.primary_decision_tag

@@ -384,6 +384,7 @@ def _library_candidate(run: AnswerRun, source: EvidenceSource, study: Study, *, 
         strength=study.evidence_strength,
         is_anchor=is_anchor,
         level_rank=source.level.rank if source.level else 0,
+        is_named=study in run.named,
     )
 
 

@@ -501,3 +501,12 @@ def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose
     result = answer_question(question="and if she starts HD next year?", history=history, settings=settings)
     opening = result.answer.split("\n")[0].removeprefix("**Bottom line:** ")
     assert "G5/G5D" in opening.split(" [1]")[0], opening
+
+
+def test_a_question_naming_a_library_trial_is_answered_from_it_whatever_the_tags(library):
+    # Walking the product: "NOAH-AFNET 6 - stroke reduction?" abstained ("Nothing stored here addresses reduction"):
+    # the judge kept the trial the question names, and the tag ranking then excluded it (stroke was the question's
+    # only disease tag).
+    result = answer_question(question="NOAH-AFNET 6 - stroke reduction?", settings=answer_settings(live_search=False))
+    assert not result.abstained
+    assert result.answer.split("\n")[0].startswith("**Bottom line:** **NOAH-AFNET 6**")

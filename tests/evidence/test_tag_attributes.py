@@ -151,3 +151,31 @@ def test_the_seeded_answer_kinds_load_and_a_curator_edit_applies() -> None:
     assert load_vocabulary().answer_kind("restart") == "timing"
     Tag.objects.filter(code="restart").update(answer_kind="")
     assert load_vocabulary().answer_kind("restart") == ""
+
+
+def test_a_study_the_question_names_is_kept_whatever_its_tags_share_with_the_question() -> None:
+    # "NOAH-AFNET 6 - stroke reduction?": stroke, an outcome, was the only disease tag, NOAH-AFNET 6 (tagged AF,
+    # AHRE) shared none, and the answer abstained naming "reduction".
+    from evidence.ranking import MIN_RELEVANCE, NAMED_FLOOR
+
+    vocabulary = seeded_vocabulary()
+    pico = extract_pico_rules("NOAH-AFNET 6 - stroke reduction?", vocabulary=vocabulary)
+    noah = Candidate(
+        key="noah",
+        title="NOAH-AFNET 6",
+        disease_tags=frozenset({"af", "ahre"}),
+        decision_tags=frozenset({"anticoagulation"}),
+        is_primary_study=True,
+        is_review=False,
+        source="library",
+    )
+    assert relevance(noah, pico, vocabulary).score < MIN_RELEVANCE
+    named = relevance(replace(noah, is_named=True), pico, vocabulary)
+    assert (named.score, named.band) == (NAMED_FLOOR, "named in the question")
+    # A named study that shares more keeps the score its tags give it.
+    af_pico = extract_pico_rules("NOAH-AFNET 6 in AF - anticoagulation?", vocabulary=vocabulary)
+    shares = relevance(noah, af_pico, vocabulary)
+    assert shares.score > NAMED_FLOOR
+    assert relevance(replace(noah, is_named=True), af_pico, vocabulary) == replace(
+        shares, candidate=replace(noah, is_named=True)
+    )
