@@ -66,6 +66,20 @@ def compose(*sources, **settings):
     )
 
 
+def answer_to(question: str, text: str) -> str:
+    """Return the composed answer to `question` from one approved abstract whose text is `text`."""
+    source = EvidenceSource(
+        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
+    )
+    return compose_answer(
+        question=question,
+        evidence=EvidenceSet([source]),
+        settings=AnswerSettings(),
+        question_terms=content_terms(question),
+        weights={},
+    )
+
+
 def test_bottom_line_leads_with_the_top_sources_conclusion_then_the_evidence_each_cited():
     text = compose(ABSTRACT, LIBRARY, UNAPPROVED)
     assert text.startswith(
@@ -198,17 +212,7 @@ def test_the_not_covered_section_is_left_out_when_nothing_is_missing():
     ],
 )
 def test_a_requested_dose_or_duration_leads_only_when_a_source_states_it(question, text, first, unstated):
-    source = EvidenceSource(
-        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
-    )
-    answer = compose_answer(
-        question=question,
-        evidence=EvidenceSet([source]),
-        settings=AnswerSettings(),
-        question_terms=content_terms(question),
-        weights={},
-    )
-    lead = answer.split("\n\n")[0]
+    lead = answer_to(question, text).split("\n\n")[0]
     assert lead.startswith(f"**Bottom line:** {first}")
     assert lead.endswith(f"[citation:pmid:30000001:c0].{unstated}")
 
@@ -424,24 +428,8 @@ def test_a_lead_stated_only_for_other_patients_says_so_first():
     # 72-year-old's stage III vignette opened with DYNAMIC's stage II result as if it answered).
     question = "stage III colon cancer, ctDNA positive after surgery - adjuvant chemotherapy?"
     text = "RESULTS: In stage II colon cancer, ctDNA-guided adjuvant chemotherapy was noninferior for recurrence."
-    source = EvidenceSource(
-        doc_id="pmid:30000001", chunk_id="c0", origin="retrieved", title="T", pmid="30000001", text=text, approved=True
-    )
-    answer = compose_answer(
-        question=question,
-        evidence=EvidenceSet([source]),
-        settings=AnswerSettings(),
-        question_terms=content_terms(question),
-        weights={},
-    )
-    assert answer.startswith(
+    assert answer_to(question, text).startswith(
         "**Bottom line:** The cited evidence has no finding stated for these patients. Nearest finding: In stage II"
     )
-    stage_two = compose_answer(
-        question=question.replace("stage III", "stage II"),
-        evidence=EvidenceSet([source]),
-        settings=AnswerSettings(),
-        question_terms=content_terms(question),
-        weights={},
-    )
+    stage_two = answer_to(question.replace("stage III", "stage II"), text)
     assert stage_two.startswith("**Bottom line:** In stage II colon cancer")
