@@ -2,7 +2,9 @@
 
 The patient's kidney function ("eGFR 22", "CKD4", "on HD"), the length of an episode ("AHRE 3 min"), the disease
 stage ("stage III") and the follow-up time asked about ("still holds at 5 yrs?") choose between findings stated for
-different patients. The understanding step reads them (`AnswerRun.patient`) and the composer uses that reading.
+different patients. The understanding step reads them, with the question's shorthand spelled out ("starts HD" is
+on dialysis), into `AnswerRun.patient`; the composer chooses its lead with that reading, and the confidence rule
+caps the badge when every shown finding is stated for other patients (`stated_for_others`).
 """
 
 from __future__ import annotations
