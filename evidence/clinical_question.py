@@ -13,6 +13,7 @@ clinical, and the pipeline's other tests decide alone.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from evidence.embedding import registered_embedder
-from evidence.model_files import LinearHead, shipped_arrays
+from evidence.model_files import checked_arrays
 
 MODEL_DIR = Path(__file__).resolve().parent / "clinical_question_model"
 WEIGHTS_FILE = "weights.npz"
@@ -32,14 +33,23 @@ class ClinicalQuestionModelError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class ClinicalQuestionModel(LinearHead):
+class ClinicalQuestionModel:
     """Weights over the question's embedding and the score at or above which it reads as clinical."""
+
+    weights: np.ndarray
+    bias: float
+    threshold: float
 
     @classmethod
     def load(cls, directory: Path = MODEL_DIR) -> ClinicalQuestionModel:
         """Load the weights, refusing a file whose sha256 differs from the one `metadata.json` records."""
-        stored = shipped_arrays(directory, WEIGHTS_FILE, ["sha256"], ClinicalQuestionModelError, REBUILD)
+        metadata = directory / "metadata.json"
+        recorded = json.loads(metadata.read_text()).get("sha256") if metadata.exists() else None
+        stored = checked_arrays(directory / WEIGHTS_FILE, recorded, ClinicalQuestionModelError, REBUILD)
         return cls(stored["weights"].astype(np.float32), float(stored["bias"]), float(stored["threshold"]))
+
+    def score(self, vector: np.ndarray) -> float:
+        return float(np.asarray(vector, dtype=np.float32) @ self.weights + self.bias)
 
 
 @lru_cache(maxsize=1)
@@ -54,4 +64,4 @@ def reads_clinical(question: str) -> bool:
     if embed is None or not question.strip():
         return False
     model = clinical_question_model()
-    return model.reads(np.asarray(embed([question]))[0])
+    return model.score(np.asarray(embed([question]))[0]) >= model.threshold

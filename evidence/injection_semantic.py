@@ -14,6 +14,7 @@ embedded. Without a registered embedder (a script that set up no Django apps) th
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +23,7 @@ import numpy as np
 
 from evidence.embedding import registered_embedder
 from evidence.injection_classifier import MODEL_DIR, normalised
-from evidence.model_files import LinearHead, shipped_arrays
+from evidence.model_files import checked_arrays
 
 SEMANTIC_FILE = "semantic.npz"
 
@@ -32,20 +33,21 @@ class SemanticModelError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class SemanticClassifier(LinearHead):
+class SemanticClassifier:
     """Weights over the embedding, the decision threshold, and the lexical score that gates embedding."""
 
+    weights: np.ndarray
+    bias: float
+    threshold: float
     gate: float
 
     @classmethod
     def load(cls, directory: Path = MODEL_DIR) -> SemanticClassifier:
         """Load the weights, refusing a file whose sha256 differs from the one `metadata.json` records."""
-        stored = shipped_arrays(
-            directory,
-            SEMANTIC_FILE,
-            ["semantic", "sha256"],
-            SemanticModelError,
-            "rebuild them with `python -m training.injection`",
+        metadata = directory / "metadata.json"
+        recorded = json.loads(metadata.read_text()).get("semantic", {}).get("sha256") if metadata.exists() else None
+        stored = checked_arrays(
+            directory / SEMANTIC_FILE, recorded, SemanticModelError, "rebuild them with `python -m training.injection`"
         )
         return cls(
             stored["weights"].astype(np.float32),
@@ -53,6 +55,9 @@ class SemanticClassifier(LinearHead):
             float(stored["threshold"]),
             float(stored["gate"]),
         )
+
+    def score(self, vector: np.ndarray) -> float:
+        return float(np.asarray(vector, dtype=np.float32) @ self.weights + self.bias)
 
 
 @lru_cache(maxsize=1)
@@ -67,4 +72,4 @@ def semantic_flags(sentence: str, lexical_score: float) -> bool:
     embed = registered_embedder()
     if embed is None or lexical_score < model.gate:
         return False
-    return model.reads(np.asarray(embed([normalised(sentence)]))[0])
+    return model.score(np.asarray(embed([normalised(sentence)]))[0]) >= model.threshold
