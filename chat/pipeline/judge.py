@@ -68,11 +68,8 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
         f"{plural(len(admitted), 'source addresses', 'sources address')} the question"
         + (f"; set aside: {'; '.join(f'{j.title[:60]} ({j.reason})' for j in rejected[:4])}" if rejected else "")
         + f". Sufficiency {verdict.score}/100 ({verdict.level}); live search: {verdict.external_search_reason}.",
-        {
-            "concepts": [concept.to_dict() for concept in run.concepts],
-            "judgements": [j.to_dict() for j in judgements.values()],
-            "sufficiency": verdict.to_dict(),
-        },
+        {"concepts": [concept.to_dict() for concept in run.concepts],
+         "judgements": [j.to_dict() for j in judgements.values()], "sufficiency": verdict.to_dict()},
     )
 
 
@@ -125,8 +122,7 @@ def _judge_all(run: AnswerRun) -> list[Judgement]:
     studies = [study for _, study in run.library_sources]
     library_texts = [f"{study.title}. {study.key_finding}" for study in studies]
     library_vectors = embed_cached(library_texts) if studies else np.zeros((0, 1))
-    anchors = {study.pk for study in run.anchors}
-    named = {study.pk for study in run.named}
+    anchors, named = {study.pk for study in run.anchors}, {study.pk for study in run.named}
     found = []
     for (source, study), vector in zip(run.library_sources, library_vectors, strict=True):
         # What the study covers: its names, title, curated findings and key finding (the source's citable text).
@@ -241,6 +237,10 @@ def _judgement(
         addresses = False
     elif not decision_ok:
         addresses, reason = False, f"does not address {_join([c.label for c in decisions])}"
+    elif source.origin != ORIGIN_LIBRARY and not named and (
+        unmet_conditions := [c.label for c in conditions if c is not primary and not index.covers(c)]
+    ):  # a stored abstract speaks to every condition asked about: colorectal cancer alone is not its MRD
+        addresses, reason = False, f"does not address {_join(unmet_conditions)}"
     elif anchor:
         addresses, reason = True, "anchor study for this scenario"
     elif named:

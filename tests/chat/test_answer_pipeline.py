@@ -510,3 +510,22 @@ def test_a_question_naming_a_library_trial_is_answered_from_it_whatever_the_tags
     result = answer_question(question="NOAH-AFNET 6 - stroke reduction?", settings=answer_settings(live_search=False))
     assert not result.abstained
     assert result.answer.split("\n")[0].startswith("**Bottom line:** **NOAH-AFNET 6**")
+
+
+def test_a_stored_abstract_on_only_one_of_the_questions_conditions_is_set_aside(library, shared_data):
+    # Found by loading the 1,000 PubMedQA abstracts into the store: a question on molecular residual disease in
+    # colorectal cancer cited two colorectal cancer abstracts that say nothing of MRD ("Colorectal cancer was
+    # diagnosed in 835 patients"). A stored abstract must speak to every condition the question names.
+    questions = store_pubmedqa(shared_data, {"19237087", "26820719"})
+    result = answer_question(
+        question="Guardant Reveal (no tumor tissue needed) for CRC MRD - specificity, and how many months early?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert "19237087" not in str(result.references) and "26820719" not in str(result.references), result.answer
+    judge = next(step["data"] for step in result.trace if step["step"] == "judge")
+    judged = {j["doc_id"]: j for j in judge["judgements"]}
+    assert "does not address molecular residual disease" in judged["pmid:19237087"]["reason"]
+    # The same abstract still answers a question on its own condition alone.
+    alone = answer_question(question=questions["19237087"], settings=answer_settings(live_search=False))
+    assert "19237087" in str(alone.references), alone.answer
