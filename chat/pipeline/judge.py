@@ -68,8 +68,11 @@ def judge_evidence(run: AnswerRun) -> TraceStep:
         f"{plural(len(admitted), 'source addresses', 'sources address')} the question"
         + (f"; set aside: {'; '.join(f'{j.title[:60]} ({j.reason})' for j in rejected[:4])}" if rejected else "")
         + f". Sufficiency {verdict.score}/100 ({verdict.level}); live search: {verdict.external_search_reason}.",
-        {"concepts": [concept.to_dict() for concept in run.concepts],
-         "judgements": [j.to_dict() for j in judgements.values()], "sufficiency": verdict.to_dict()},
+        {
+            "concepts": [concept.to_dict() for concept in run.concepts],
+            "judgements": [j.to_dict() for j in judgements.values()],
+            "sufficiency": verdict.to_dict(),
+        },
     )
 
 
@@ -237,10 +240,8 @@ def _judgement(
         addresses = False
     elif not decision_ok:
         addresses, reason = False, f"does not address {_join([c.label for c in decisions])}"
-    elif source.origin != ORIGIN_LIBRARY and not named and (
-        unmet_conditions := [c.label for c in conditions if c is not primary and not index.covers(c)]
-    ):  # a stored abstract speaks to every condition asked about: colorectal cancer alone is not its MRD
-        addresses, reason = False, f"does not address {_join(unmet_conditions)}"
+    elif source.origin != ORIGIN_LIBRARY and not named and (other := [c.label for c in missing if c.role == CONDITION]):
+        addresses, reason = False, f"does not address {_join(other)}"  # a stored abstract: every condition named
     elif anchor:
         addresses, reason = True, "anchor study for this scenario"
     elif named:
