@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
-from evidence import durations, language, stages
+from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
@@ -26,7 +26,7 @@ from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
 from evidence.kidney_function import fits, question_range
 from evidence.models import StudyKind
-from evidence.patient import PatientDetails, patient_details
+from evidence.patient import PatientDetails, fitted, patient_details
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens
@@ -69,7 +69,7 @@ _METHOD_SENTENCE = re.compile(
 MIN_WORDS, MAX_WORDS = 6, 70
 WORDING_BONUS = 0.2
 DECISION_BONUS = 0.15
-PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function, episode duration or disease stage
+PATIENT_FIT = 0.25  # a finding stated for the patient's kidney function, episode, disease stage or care setting
 LEAD_MARGIN = 0.5  # a lower-ranked source's sentence leads when it scores this much more than the top source's best
 
 
@@ -83,7 +83,7 @@ class Candidate:
     score: float
     words: frozenset[str]
     rank: int = 0
-    # Stated only for other patients than the question's (another stage or episode length): context, not the lead.
+    # Stated only for other patients than the question's (another stage, episode length or care setting): context.
     misfit: bool = False
 
     @property
@@ -126,11 +126,7 @@ def _section_bonus(section: str) -> float:
 
 
 def score_sentence(
-    *,
-    sentence: str,
-    section: str,
-    question_terms: Sequence[str],
-    weights: dict[str, float],
+    *, sentence: str, section: str, question_terms: Sequence[str], weights: dict[str, float],
     concepts: Sequence[Concept] = (),
 ) -> float:
     """Return how well a finding answers the question: concept (or term) coverage plus section and length terms.
@@ -192,7 +188,7 @@ def _candidates(
     asks: frozenset[str] = frozenset(),
     patient: PatientDetails,
 ) -> list[Candidate]:
-    kidney, duration, stage = patient.kidney, patient.duration, patient.stage
+    kidney = patient.kidney
     rank: dict[str, int] = {}
     for source in sources:
         rank.setdefault(source.doc_id, len(rank))
@@ -229,8 +225,9 @@ def _candidates(
                 score += PATIENT_FIT
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
             # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context. So does a
-            # finding for another stage ("stage II" for stage III) or a narrower group (subclinical AF for AF).
-            fits_patient = durations.fits(duration, sentence), stages.fits(stage, sentence), narrower.get(sentence)
+            # finding for another stage ("stage II" for stage III), another care setting (outpatients for a patient
+            # in intensive care) or a narrower group (subclinical AF for AF).
+            fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
             score += sum(PATIENT_FIT if fitted else -PATIENT_FIT for fitted in fits_patient if fitted is not None)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
                                    rank[source.doc_id], misfit=False in fits_patient))
@@ -344,9 +341,10 @@ def compose_answer(
     stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in quoted)}
     # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
     names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
-    # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), and
-    # a kidney stage ("CKD4") once a quoted sentence is stated for the patient's kidney function.
+    # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), a
+    # kidney stage ("CKD4") or care setting ("ICU") once a quoted sentence is stated for the patient's.
     kidney_fitted = patient.kidney is not None and any(fits(patient.kidney, c.sentence) for c in quoted)
+    setting_fitted = any(care_settings.fits(patient.setting, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
     names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
     open_concepts = [
@@ -356,6 +354,7 @@ def compose_answer(
         and c.label.lower() not in names
         and c.role != POPULATION
         and not (kidney_fitted and question_range(c.label) is not None)
+        and not (setting_fitted and care_settings.settings_in(c.label))
     ]
     named = [*evidence.library, *admitted]
     unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)

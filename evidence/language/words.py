@@ -14,6 +14,7 @@ process with no database) the words shipped in `seed/vocabulary.json` are read: 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -49,6 +50,10 @@ class WordClass(models.TextChoices):
     INTERVENTION = "intervention", "Names an intervention by its head noun (surgery, vaccine, stent, statin, insulin)"
     ACRONYM = "acronym", "An acronym that is also an ordinary word: a tag synonym counts only in capitals (CAP, DES)"
     ABSOLUTE = "absolute", "Makes a statement absolute: a claim using it needs a source that does (cures, every)"
+    # Care settings: where the patients are treated (`evidence.care_settings`).
+    OUTPATIENT = "outpatient", "Patients treated outside hospital (outpatient, outpt, ambulatory)"
+    INPATIENT = "inpatient", "Patients treated in hospital (inpatient, hospitalised, admitted)"
+    CRITICAL_CARE = "critical_care", "Patients in intensive care or critically ill (ICU, critically ill, severe CAP)"
 
 
 T = TypeVar("T")
@@ -63,6 +68,7 @@ class Words:
     # Unions and derived sets (stems, folded forms) are built once per reading, on first use.
     _unions: dict[tuple[str, ...], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _derived: dict[Callable[..., Any], Any] = field(default_factory=dict, compare=False, repr=False)
+    _patterns: dict[tuple[str, ...], re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_rows(cls, rows: Iterable[WordRow]) -> Words:
@@ -78,6 +84,17 @@ class Words:
         if found is None:
             found = self._unions[classes] = frozenset().union(*(self.by_class.get(name, ()) for name in classes))
         return found
+
+    def pattern(self, *classes: str) -> re.Pattern[str]:
+        """Return the words in any of `classes` as one case-blind pattern of whole words, longest first ("severe
+        CAP" before "CAP"), a phrase's words joined by any space; a pattern that matches nothing when none."""
+        if classes not in self._patterns:
+            phrases = sorted(self.of(*classes), key=len, reverse=True)
+            alternatives = "|".join(r"\s+".join(map(re.escape, phrase.split())) for phrase in phrases)
+            self._patterns[classes] = re.compile(
+                rf"(?<![\w-])(?:{alternatives})(?![\w-])" if phrases else r"(?!)", re.IGNORECASE
+            )
+        return self._patterns[classes]
 
     def derived(self, build: Callable[[Words], T]) -> T:
         """Return `build(self)`, built once for this reading (e.g. the stems of a class)."""

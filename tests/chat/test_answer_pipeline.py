@@ -253,6 +253,21 @@ def test_a_pneumonia_severity_score_names_the_condition_and_which_abx_asks_for_a
     assert "admitted to hospital" in result.answer and "Pneumonia Severity Index" in result.answer
 
 
+def test_a_patient_in_intensive_care_is_not_answered_with_the_outpatient_regimen(library):
+    # Walking the product: "CAP admitted to ICU - which abx?" led with the guideline's regimen for previously
+    # healthy outpatients. Where the patient is treated is read like a disease stage: a finding stated for
+    # outpatients is for other patients, and the one stated for severe CAP leads.
+    settings = answer_settings(live_search=False)
+    result = answer_question(question="CAP admitted to ICU - which abx?", settings=settings)
+    first = result.answer.split("\n")[0]
+    assert "in severe CAP, a beta-lactam plus a macrolide" in first and "outpatients" not in first
+    # The severe-CAP finding speaks to the ICU: it is not listed as something the evidence leaves out.
+    assert "do not address ICU" not in result.answer
+    # The outpatient's question still leads with the outpatient regimen.
+    outpatient = answer_question(question="outpt CAP - which abx?", settings=settings)
+    assert "amoxicillin" in outpatient.answer.split("\n")[0]
+
+
 def test_outpatient_pneumonia_which_abx_leads_with_the_regimen_not_the_duration(library):
     # Walking the product: "which abx" was not read as asking for a drug, so the guideline's duration finding led.
     result = answer_question(

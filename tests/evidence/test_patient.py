@@ -50,3 +50,14 @@ def test_findings_stated_only_for_another_stage_or_episode_length_are_for_other_
     assert not stated_for_others(stage_three, ["In stage II disease it was noninferior.", "ctDNA predicted relapse."])
     assert not stated_for_others(patient_details("colon cancer, ctDNA+ - adjuvant?"), ["In stage II colon cancer."])
     assert not stated_for_others(stage_three, [])
+
+
+def test_a_finding_stated_only_for_another_care_setting_is_for_other_patients() -> None:
+    from evidence.patient import stated_for_others
+
+    icu = patient_details("CAP admitted to ICU - which abx?")
+    assert icu.setting == "critical_care"
+    outpatients = "For previously healthy outpatients with CAP, prescribe amoxicillin 1 g three times daily."
+    assert stated_for_others(icu, [outpatients])
+    assert not stated_for_others(icu, [outpatients, "In severe CAP, give a beta-lactam plus a macrolide."])
+    assert not stated_for_others(patient_details("CAP - which abx?"), [outpatients])
