@@ -27,14 +27,8 @@ from pubmed.embeddings import embed_cached
 from pubmed.selectors import chunk_similarities, mesh_terms_by_pmid
 
 REVIEW_TYPES = frozenset(
-    {
-        "review",
-        "systematic review",
-        "meta-analysis",
-        "practice guideline",
-        "guideline",
-        "consensus development conference",
-    }
+    {"review", "systematic review", "meta-analysis", "practice guideline", "guideline",
+     "consensus development conference"}
 )
 SYNTHESIS_TYPES = frozenset({"systematic review", "meta-analysis", "practice guideline", "guideline"})
 LIBRARY_REVIEW_KINDS = frozenset({"guideline", "meta-analysis", "systematic-review"})
@@ -230,6 +224,10 @@ def _judgement(
     key = key_concept(run.concepts)
     measure = ""  # the numbers behind the reason, for the trace's developer line
     score = round(settings.judge_semantic_weight * semantic + (1 - settings.judge_semantic_weight) * share, 4)
+    # A library row whose text covers all of the question but conditions its curators tagged it with (the HF
+    # guideline, tagged CKD, for "dapagliflozin with eGFR 25 in HFrEF?") reaches the bar as if it covered them.
+    tagged = bool(missing) and all(c.role == CONDITION and c.code and c.code in tags for c in missing)
+    bar = round(settings.judge_semantic_weight * semantic + 1 - settings.judge_semantic_weight, 4) if tagged else score
     if not condition_ok:
         others = [c.label for c in conditions if c is not primary and index.covers(c)]
         reason = (
@@ -246,15 +244,15 @@ def _judgement(
         addresses, reason = True, "anchor study for this scenario"
     elif named:
         addresses, reason = True, "named in the question"
-    elif score < settings.judge_threshold:
+    elif bar < settings.judge_threshold:
         addresses, reason = False, "too far from the question"
-        measure = f"score {score:.2f} < {settings.judge_threshold:.2f}"
+        measure = f"score {bar:.2f} < {settings.judge_threshold:.2f}"
     elif semantic < settings.judge_min_semantic and not _curated_for(pico, tags, decision_tags):
         addresses, reason = False, "shares the question's words but not its meaning"
         measure = f"similarity {semantic:.2f} < {settings.judge_min_semantic:.2f}"
     else:
         addresses, reason = True, "addresses the question"
-        measure = f"score {score:.2f}"
+        measure = f"score {score:.2f}" + (f", {bar:.2f} with its tags" if tagged else "")
     # Directly addressing the question means its primary condition and its decision (or main topic).
     essential = [c for c in [primary, key] if c is not None]
     essential += [c for c in run.concepts if c.role == DECISION_ROLE and c not in essential]
