@@ -11,7 +11,6 @@ Prints, per set, the share the model reads as clinical. No database is needed; D
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -24,13 +23,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()  # the pubmed app registers the embedder the model reads (no database is opened)
 
+from benchmarks.common import is_heldout  # noqa: E402
 from evidence.clinical_question import reads_clinical  # noqa: E402
 
 NOT_CLINICAL_GOLDEN = {"abstain-09", "abstain-10", "abstain-11"}  # the capital of France, a router, a poem
-
-
-def _heldout(pmid: str) -> bool:
-    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % 3 == 0
 
 
 def main() -> None:
@@ -42,7 +38,7 @@ def main() -> None:
         "clinician questions (no follow-ups)": [q["question"] for q in clinician if q.get("kind") != "follow_up"],
         "golden questions, clinical": [q["question"] for q in golden if q["id"] not in NOT_CLINICAL_GOLDEN],
         "paraphrases": [p["question"] for p in paraphrases],
-        "PubMedQA held-out third": [r["QUESTION"] for pmid, r in pubmedqa.items() if _heldout(pmid)],
+        "PubMedQA held-out third": [r["QUESTION"] for pmid, r in pubmedqa.items() if is_heldout(pmid)],
         "NOT clinical: written questions": json.loads(
             (ROOT / "benchmarks" / "data" / "nonclinical_questions.json").read_text()
         )["questions"],

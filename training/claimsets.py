@@ -74,6 +74,11 @@ _STOP = frozenset(
 )
 
 
+def is_pubmedqa_heldout(pmid: str) -> bool:
+    """The answer benchmarks' held-out third of PubMedQA (`benchmarks.common.is_heldout`): never trained on."""
+    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % 3 == 0
+
+
 def data_root() -> Path:
     """Return the shared data folder, failing with the variable to set when it is not there."""
     configured = os.environ.get("MEDCITE_SHARED_DATA")

@@ -17,7 +17,6 @@ measures on them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -33,7 +32,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from evidence.clinical_question import MODEL_DIR, WEIGHTS_FILE  # noqa: E402
-from training.export import file_sha256  # noqa: E402
+from training.claimsets import is_pubmedqa_heldout  # noqa: E402
+from training.export import write_npz_model  # noqa: E402
 from training.injection_semantic import SemanticSettings, fit_dense, product_embedder, product_embedder_file  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -53,14 +53,9 @@ class TrainingSettings:
     )
 
 
-def _heldout(pmid: str) -> bool:
-    """The answer benchmarks' held-out third of PubMedQA (`benchmarks.common.is_heldout`)."""
-    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % 3 == 0
-
-
 def clinical_texts() -> list[str]:
     pubmedqa = json.loads((SHARED / "pubmedqa" / "ori_pqal.json").read_text())
-    texts = [record["QUESTION"] for pmid, record in pubmedqa.items() if not _heldout(pmid)]
+    texts = [record["QUESTION"] for pmid, record in pubmedqa.items() if not is_pubmedqa_heldout(pmid)]
     texts += [json.loads(line)["claim"] for line in (SHARED / "claims" / "scifact" / "claims_train.jsonl").open()]
     for split in ("train", "dev"):
         for path in sorted((SHARED / "claims" / "check_covid" / split).glob("*.json*")):
@@ -123,13 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     arrays, metadata = train(TrainingSettings())
     if args.check:
         return
-    MODEL_DIR.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(MODEL_DIR / WEIGHTS_FILE, allow_pickle=False, **arrays)
-    metadata["sha256"] = file_sha256(MODEL_DIR / WEIGHTS_FILE)
-    metadata["embedder"] = product_embedder_file()
-    (MODEL_DIR / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
-    print(f"wrote {MODEL_DIR / WEIGHTS_FILE} and metadata.json")
-
+    write_npz_model(MODEL_DIR, WEIGHTS_FILE, arrays, {**metadata, "embedder": product_embedder_file()})
 
 if __name__ == "__main__":
     main()

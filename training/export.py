@@ -34,6 +34,16 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def write_npz_model(directory: Path, weights_file: str, arrays: dict, metadata: dict[str, object]) -> None:
+    """Write a numpy model's arrays and its `metadata.json` (with the weights file's sha256) into `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(directory / weights_file, allow_pickle=False, **arrays)
+    (directory / "metadata.json").write_text(
+        json.dumps({**metadata, "sha256": file_sha256(directory / weights_file)}, indent=2) + "\n"
+    )
+    print(f"wrote {directory / weights_file} and metadata.json")
+
+
 def export_onnx(source: Path, target_dir: Path) -> Path:
     """Write the fp32 ONNX graph of the saved stage `source`; return its path."""
     import torch

@@ -30,6 +30,7 @@ from evidence.patient import PatientDetails, fitted, patient_details
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens
+from pubmed.models import chunk_id_for
 
 _NUMBER = re.compile(r"\d")
 CURATED_FINDING = "curated finding"
@@ -130,9 +131,7 @@ def score_sentence(
     concepts: Sequence[Concept] = (),
 ) -> float:
     """Return how well a finding answers the question: concept (or term) coverage plus section and length terms.
-
-    Background and methods sentences score 0: they are never findings.
-    """
+    Background and methods sentences score 0: they are never findings."""
     if not is_finding(sentence, section):
         return 0.0
     wording = 0.0
@@ -204,7 +203,8 @@ def _candidates(
         elif source.origin == ORIGIN_LIBRARY:
             sentences = [("key_finding", s) for s in split_sentences(" ".join(source.text.split())) if s]
         else:
-            sentences = abstract_sentences(source.text, section=source.section)
+            first = source.chunk_id == chunk_id_for(0)
+            sentences = abstract_sentences(source.text, section=source.section, first_chunk=first)
         for section, sentence in sentences:
             score = score_sentence(
                 sentence=sentence, section=section, question_terms=question_terms, weights=weights, concepts=concepts
