@@ -228,7 +228,7 @@ def _candidates(
             # finding for another stage ("stage II" for stage III), another care setting (outpatients for a patient
             # in intensive care) or a narrower group (subclinical AF for AF).
             fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
-            score += sum(PATIENT_FIT if fitted else -PATIENT_FIT for fitted in fits_patient if fitted is not None)
+            score += sum(PATIENT_FIT if one else -PATIENT_FIT for one in fits_patient if one is not None)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
                                    rank[source.doc_id], misfit=False in fits_patient))
     return found
