@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from pubmed.pubmedqa import BASE_DIR, SHARED_DATA, pubmedqa_records, store_pubmedqa
+from training.claimsets import is_pubmedqa_heldout
 
 
 def setup_django(*, database: str = "medcite_bench") -> None:
@@ -85,8 +86,9 @@ def is_stored(pmid: str) -> bool:
 
 
 def is_heldout(pmid: str) -> bool:
-    """Return True for the held-out third of questions (SHA-1 divisible by 3); the rest is for development."""
-    return _digest(pmid) % 3 == 0
+    """Return True for the held-out third of questions (SHA-1 divisible by 3); the rest is for development. The
+    same split keeps the models trained on PubMedQA off this third (`training.claimsets.is_pubmedqa_heldout`)."""
+    return is_pubmedqa_heldout(pmid)
 
 
 def store_pubmedqa_half(*, reload: bool = False) -> int:

@@ -28,13 +28,6 @@ LlmJson = Callable[[str, dict[str, Any]], dict[str, Any]]
 _DIAGNOSED_BEFORE = re.compile(r"\b(?:newly|recently|previously|already|just|first)\s+$", re.IGNORECASE)
 _DIAGNOSED_AFTER = re.compile(r"^\s+(?:with|as)\b", re.IGNORECASE)
 
-def _outcome_pattern(words: language.Words) -> re.Pattern[str]:
-    """The outcome cues of the word table as one pattern, longest first ("major bleeding" before "bleeding")."""
-    terms = sorted(words.of(language.WordClass.OUTCOME), key=len, reverse=True)
-    if not terms:
-        return re.compile(r"(?!)")  # no outcome words: nothing is an outcome
-    return re.compile(r"\b(" + "|".join(re.escape(term) for term in terms) + r")\b", re.IGNORECASE)
-
 
 _PATIENT_RE = re.compile(
     r"\b(?:an?\s+)?(\d{1,3})[-\s]?(?:year|yr)[-\s]?old\s+(man|woman|male|female|patient|person|boy|girl)"
@@ -248,7 +241,8 @@ def extract_pico_rules(
         for m in vocabulary.matches(question)
         if not describes_patients(question, m, vocabulary) and not is_negated(question, m)
     ]
-    outcome_re = language.current().derived(_outcome_pattern)
+    # The outcome cues of the word table, longest first ("major bleeding" before "bleeding").
+    outcome_re = language.current().pattern(language.WordClass.OUTCOME)
     outcome_spans = [m.span() for m in outcome_re.finditer(question)]
     first_decision = next((m.start for m in matches if m.kind == DECISION), len(question))
 
@@ -287,7 +281,7 @@ def extract_pico_rules(
         vocabulary.label(primary_decision) if primary_decision else "",
     )
     comparison = found.group(1).strip() if (found := _COMPARISON_RE.search(question)) else ""
-    outcomes = list(dict.fromkeys(m.group(1).lower() for m in outcome_re.finditer(question)))
+    outcomes = list(dict.fromkeys(m.group(0).lower() for m in outcome_re.finditer(question)))
     return _assemble(
         vocabulary=vocabulary,
         disease_tags=disease_tags,

@@ -120,5 +120,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     write_npz_model(MODEL_DIR, WEIGHTS_FILE, arrays, {**metadata, "embedder": product_embedder_file()})
 
+
 if __name__ == "__main__":
     main()

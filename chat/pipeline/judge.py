@@ -223,11 +223,12 @@ def _judgement(
     )
     key = key_concept(run.concepts)
     measure = ""  # the numbers behind the reason, for the trace's developer line
-    score = round(settings.judge_semantic_weight * semantic + (1 - settings.judge_semantic_weight) * share, 4)
+    weight = settings.judge_semantic_weight
+    score = round(weight * semantic + (1 - weight) * share, 4)
     # A library row whose text covers all of the question but conditions its curators tagged it with (the HF
     # guideline, tagged CKD, for "dapagliflozin with eGFR 25 in HFrEF?") reaches the bar as if it covered them.
     tagged = bool(missing) and all(c.role == CONDITION and c.code and c.code in tags for c in missing)
-    bar = round(settings.judge_semantic_weight * semantic + 1 - settings.judge_semantic_weight, 4) if tagged else score
+    bar = round(weight * semantic + (1 - weight) * 1.0, 4) if tagged else score
     if not condition_ok:
         others = [c.label for c in conditions if c is not primary and index.covers(c)]
         reason = (

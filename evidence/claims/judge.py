@@ -110,18 +110,12 @@ def _units_of(text: str, embed: Embed) -> _Units:
     return _Units(sentences, spans, np.vstack([vectors, pairs / norms]) if len(pairs) else vectors)
 
 
-def _absolute(words: language.Words) -> re.Pattern[str]:
-    """The words that make a finding absolute (`WordClass.ABSOLUTE`: "cures", "proved", "every", "all patients"):
-    a source that does not use them (or a word of the same stem) does not support the stronger statement."""
-    phrases = sorted(words.of(language.WordClass.ABSOLUTE), key=len, reverse=True)
-    alternatives = "|".join(r"\s+".join(map(re.escape, phrase.split())) for phrase in phrases)
-    return re.compile(rf"\b(?:{alternatives})\b" if phrases else r"(?!)", re.IGNORECASE)
-
-
 def _overstatement(claim: str, source_text: str) -> str:
-    """Return the first absolute word of `claim` that `source_text` does not use (by its first four letters)."""
+    """Return the first word of `claim` that makes it absolute (`WordClass.ABSOLUTE`: "cures", "proved", "every",
+    "all patients") that `source_text` does not use (by its first four letters): a source that does not use it
+    does not support the stronger statement."""
     lowered = source_text.lower()
-    for match in language.current().derived(_absolute).finditer(claim):
+    for match in language.current().pattern(language.WordClass.ABSOLUTE).finditer(claim):
         word = match.group(0).lower()
         if not re.search(rf"\b{re.escape(word[:4])}", lowered):
             return match.group(0)

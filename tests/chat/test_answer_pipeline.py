@@ -271,7 +271,7 @@ def test_a_patient_in_intensive_care_is_not_answered_with_the_outpatient_regimen
 def test_a_guideline_tagged_for_a_condition_its_text_does_not_name_answers_in_either_word_order(library):
     # Walking the product: "HFrEF with eGFR 25 - is dapagliflozin safe?" was answered, but the same words in
     # another order abstained: the HF guideline, curated for CKD though its text never says so, scored 0.58
-    # against a bar of 0.60. Its curated tag now counts for the condition in the score; it stays a gap.
+    # against a bar of 0.60. Its curated tag now counts for the condition at the bar; the condition stays a gap.
     settings = answer_settings(live_search=False)
     for question in ("is dapagliflozin safe with eGFR 25 in HFrEF?", "HFrEF with eGFR 25 - is dapagliflozin safe?"):
         result = answer_question(question=question, settings=settings)

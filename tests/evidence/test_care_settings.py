@@ -54,6 +54,9 @@ def test_care_setting_words_are_curated_rows(db) -> None:
         Word.objects.create(text="emergency ward", classes=[WordClass.INPATIENT])
         language.refresh()
         assert settings_in("a patient in the emergency ward") == {INPATIENT}
+        Word.objects.filter(text="emergency ward").delete()
+        language.refresh()
+        assert settings_in("a patient in the emergency ward") == frozenset()
     finally:
         Word.objects.all().delete()
         language.refresh()
