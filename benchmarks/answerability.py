@@ -1,8 +1,10 @@
 """Answer or abstain on PubMedQA: does the product cite the right abstract, and abstain when it is absent?
 
 Half of the 1,000 PubMedQA abstracts are stored (`benchmarks.common.is_stored`; first sentence as
-title) next to the seeded library. Every question - the 1,000 PubMedQA questions and the clinician
-paraphrases in benchmarks/data/paraphrases.json - goes through the product's own answer service with
+title) next to the seeded library. Every question - the 1,000 PubMedQA questions, the clinician
+paraphrases in benchmarks/data/paraphrases.json, and the shorthand set (each PubMedQA question that uses a phrase
+its own abstract abbreviates by initials, "low back pain (LBP)", rewritten with the abbreviation:
+`benchmarks.common.shorthand_question`, 219 questions) - goes through the product's own answer service with
 no live search. Reported per split (development / held-out, by PMID):
 
 - present-cited: questions whose abstract is stored and whose answer cites it;
@@ -10,7 +12,8 @@ no live search. Reported per split (development / held-out, by PMID):
 - answered-precision: answers citing the right abstract / all answers that did not abstain;
 - the confidence distribution and p50 / p95 latency per answer.
 
-    .venv/bin/python benchmarks/answerability.py [--set pubmedqa|paraphrases|all] [--limit N] [--json] [--reload]
+    .venv/bin/python benchmarks/answerability.py [--set pubmedqa|paraphrases|shorthand|all] [--limit N] [--json]
+        [--reload] [--details FILE]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from benchmarks.common import (
     load_summary,
     pubmedqa_records,
     setup_django,
+    shorthand_question,
     store_pubmedqa_half,
 )
 
@@ -90,7 +94,7 @@ def verdicts(numbers: dict[str, float]) -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=["pubmedqa", "paraphrases", "all"], default="all")
+    parser.add_argument("--set", choices=["pubmedqa", "paraphrases", "shorthand", "all"], default="all")
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions of each set")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--reload", action="store_true", help="store the abstracts again even if present")
@@ -102,12 +106,16 @@ def main() -> None:
     from chat.pipeline import answer_question
 
     stored = store_pubmedqa_half(reload=args.reload)
-    _, questions = pubmedqa_records()
+    records, questions = pubmedqa_records()
     sets: dict[str, list[tuple[str, str]]] = {}
     if args.set in ("pubmedqa", "all"):
         sets["pubmedqa"] = [(q.pmid, q.question) for q in questions]
     if args.set in ("paraphrases", "all"):
         sets["paraphrases"] = [(r["pmid"], r["question"]) for r in json.loads(PARAPHRASES.read_text())["paraphrases"]]
+    if args.set in ("shorthand", "all"):
+        abstracts = {record.pmid: record.abstract for record in records}
+        rewritten = [(q.pmid, shorthand_question(q.question, abstracts[q.pmid])) for q in questions]
+        sets["shorthand"] = [(pmid, question) for pmid, question in rewritten if question]
     settings = answer_settings(live_search=False)
     report: dict[str, dict] = {}
     for name, asked in sets.items():

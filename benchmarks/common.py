@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -200,3 +201,25 @@ def write_baseline_file(
             )
         out.write(b"</PubmedArticleSet>\n")
     return pmids
+
+
+# "low back pain (LBP)": a phrase of two to seven words and, in parentheses, the capitals of their initials.
+_INITIALISM = re.compile(r"((?:[A-Za-z][\w'-]*\s+){2,7})\(([A-Z]{2,7})s?\)")
+
+
+def shorthand_question(question: str, abstract: str) -> str | None:
+    """Return `question` with each phrase its abstract abbreviates by the phrase's initials ("low back pain
+    (LBP)") written as that abbreviation, as a clinician would; None when the question uses none of them.
+
+    The rewriting reads initials only (a phrase of as many words as the abbreviation has letters, each word
+    starting with its letter), not the product's reading of definitions (`pubmed.abbreviations`).
+    """
+    rewritten = question
+    for match in _INITIALISM.finditer(abstract):
+        short = match.group(2)
+        words = match.group(1).split()[-len(short) :]
+        if len(words) == len(short) and all(w[0].lower() == c.lower() for w, c in zip(words, short, strict=True)):
+            pattern = re.compile(rf"(?<![\w-]){re.escape(' '.join(words))}(?![\w-])", re.IGNORECASE)
+            rewritten = pattern.sub(short, rewritten)
+    return rewritten if rewritten != question else None
+

@@ -146,6 +146,18 @@ class Lexicon:
         # The same terms as this lexicon's (only their senses differ), so the same places: `_hits` is shared.
         return replace(self, entries=entries, exact=exact, wording=wording)
 
+    def with_terms(self, rows: Iterable[LexiconRow]) -> Lexicon:
+        """Return the lexicon with `rows` added where it has no such term; where a question writes its terms is
+        found afresh (a term added to read one question: `pubmed.abbreviations`)."""
+        added = Lexicon.build(rows)
+        return replace(
+            self,
+            entries={**added.entries, **self.entries},
+            exact={**added.exact, **self.exact},
+            wording={**added.wording, **self.wording},
+            _hits={},
+        )
+
     def is_ambiguous(self, written: str) -> bool:
         """Return whether `written` is a term with several senses, so that alone it says nothing certain."""
         return written in self.senses if written in self.exact else written.lower() in self.senses

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from config.inputs import parse_ascii_int
 from evidence.levels import LEVEL_RANK
 from evidence.screening import remember_screened
+from pubmed.abbreviations import MAX_TERMS, Definition, best_definition
 from pubmed.embeddings import get_embedder
 from pubmed.models import Abstract, AbstractChunk, Ingestion, TablizerSnapshot
 from pubmed.vectors import vector_literal
@@ -107,6 +108,32 @@ def word_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int
             [unique],
         )
         return {word: int(ndoc) for word, ndoc in cursor.fetchall()}, int(row[0])
+
+
+# Abstracts read per piece of shorthand for its definition: enough for a second sense to show.
+SHORTHAND_ABSTRACTS = 40
+
+
+def shorthand_definitions(*, terms: Sequence[str], question: str) -> list[Definition]:
+    """Return what the stored abstracts define each of `terms` (shorthand of `question`) as, where any does.
+
+    One query per term (at most `MAX_TERMS`): the chunks whose full-text vector holds it and whose text writes it
+    after a parenthesis, from abstracts not flagged for instructions to an AI.
+    """
+    found = []
+    with connection.cursor() as cursor:
+        for term in terms[:MAX_TERMS]:
+            cursor.execute(
+                "SELECT c.abstract_id, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM pubmed_abstractchunk c "
+                "JOIN pubmed_abstract a ON a.pmid = c.abstract_id "
+                "WHERE c.search_vector @@ plainto_tsquery('english', %s) AND strpos(c.text, %s) > 0 "
+                "AND NOT a.has_instructions GROUP BY c.abstract_id LIMIT %s",
+                [term, f"({term}", SHORTHAND_ABSTRACTS],
+            )
+            definition = best_definition(term, [text for _, text in cursor.fetchall()], question)
+            if definition is not None:
+                found.append(definition)
+    return found
 
 
 def chunk_similarities(*, vector: np.ndarray, pmids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:

@@ -28,6 +28,7 @@ from evidence.ranking import RankingResult
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.sufficiency import Sufficiency
 from evidence.vocabulary import Vocabulary
+from pubmed.abbreviations import Definition
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class AnswerRun:
     terms: list[str] = field(default_factory=list)
     concepts: list[Concept] = field(default_factory=list)
     lexicon: Lexicon = field(default_factory=Lexicon)
+    defined: list[Definition] = field(default_factory=list)  # shorthand read as the stored abstracts define it
     search_text: str = ""
     asks: list[str] = field(default_factory=list)  # what the question asks for: a drug, a dose ... (evidence.asks)
     focus: frozenset[str] = frozenset()  # the topic stems a follow-up adds to the question before it

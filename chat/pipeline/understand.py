@@ -26,7 +26,8 @@ from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.tag_names import tag_label
 from evidence.text import content_terms, is_intervention, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
-from pubmed.selectors import word_document_frequencies
+from pubmed.abbreviations import shorthand_in
+from pubmed.selectors import shorthand_definitions, word_document_frequencies
 
 _LINK = r"(?:[\s-]+(?:is|was|were|test|tests|result|results|status|remains|remained|became|level))*[\s-]*"
 # "no ctDNA detectable" and "without detectable ctDNA" are negative results, not positive ones.
@@ -55,7 +56,9 @@ def understand(run: AnswerRun) -> TraceStep:
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = Lexicon.load()
     read_follow_up(run)
-    run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
+    run.lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
+    read_shorthand(run)
+    lexicon = run.lexicon
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(
         run.question,
@@ -96,6 +99,12 @@ def understand(run: AnswerRun) -> TraceStep:
         f" (primary {tag_names([pico.primary_decision_tag], vocabulary) or '-'}); PICO by {pico.source}"
         + (f"; {len(run.sub_queries)} sub-queries" if len(run.sub_queries) > 1 else "")
         + (f"; result context: {run.context}" if run.context else "")
+        + (
+            "; shorthand read as the stored abstracts define it: "
+            + ", ".join(f"{d.short} ({d.long})" for d in run.defined)
+            if run.defined
+            else ""
+        )
         + (f"; studies named: {names(run.named, 'study_name')}" if run.named else "")
         + (
             f"; follow-up of the previous question, carried over: {', '.join(run.follow_up.carried)}"
@@ -106,6 +115,7 @@ def understand(run: AnswerRun) -> TraceStep:
             "follow_up": run.follow_up.to_dict() if run.follow_up and run.follow_up.is_follow_up else None,
             "tags": pico.disease_tags,
             "context": run.context,
+            "defined_shorthand": [{"short": d.short, "long": d.long, "abstracts": d.abstracts} for d in run.defined],
             "named_studies": [study.study_name for study in run.named],
             "terms": run.terms,
             "concepts": [concept.to_dict() for concept in run.concepts],
@@ -136,6 +146,19 @@ def read_follow_up(run: AnswerRun) -> None:
 
     run.follow_up = read_turn(run.question, earlier, concepts_of=concepts_of)
     run.question = run.follow_up.question
+
+
+def read_shorthand(run: AnswerRun) -> None:
+    """Spell out the question's shorthand that no curated row knows ("LBP") as the stored abstracts define it.
+
+    A library study's name ("DYNAMIC") is a name, not shorthand.
+    """
+    known = {run.question[start:end].lower() for _, start, end in run.lexicon.hits(run.question)}
+    names = {name.lower() for study in run.library for name in (study.study_name, *study.aliases) if name}
+    terms = [term for term in shorthand_in(run.question) if term.lower() not in known | names]
+    run.defined = shorthand_definitions(terms=terms, question=run.question) if terms else []
+    if run.defined:  # a topic word still, weighed by its rarity, that its long form also covers
+        run.lexicon = run.lexicon.with_terms([(d.short, (d.long,), False, ()) for d in run.defined])
 
 
 def question_vocabulary(library: list[Study]) -> Vocabulary:
