@@ -24,27 +24,25 @@ def asking_part(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
-def _case_asking(question: str) -> str:
+def case_asking(question: str) -> str:
     """Return a case's asking sentences, or "" when the question is no case or asks in no separate sentence."""
     asking = asking_part(question)
     return asking if len(question.split()) >= CASE_WORDS and asking != question else ""
 
 
-def asked_decisions(question: str, vocabulary: Vocabulary) -> set[str]:
-    """Return the decisions a case's asking sentences name, or an empty set when the question is no case or they
-    name none: the surveillance and scans of the story are what happened, not what is asked."""
-    asking = _case_asking(question)
+def asked_decisions(asking: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the decisions a case's asking sentences (`case_asking`) name, or an empty set when there are none or
+    they name none: the surveillance and scans of the story are what happened, not what is asked."""
     return {m.code for m in vocabulary.matches(asking) if m.kind == DECISION} if asking else set()
 
 
-def asked_conditions(question: str, vocabulary: Vocabulary) -> set[str]:
-    """Return the conditions a case asks about - those its asking sentences name, with their broader and narrower
-    tags - or an empty set when the question is no case or its asking sentences name no condition.
+def asked_conditions(asking: str, vocabulary: Vocabulary) -> set[str]:
+    """Return the conditions a case asks about - those its asking sentences (`case_asking`) name, with their broader
+    and narrower tags - or an empty set when there are none or they name no condition.
 
     A case tells the story of a patient with other conditions (CKD from an eGFR, diabetes); the question it asks
     names what it is about ("For HFmrEF, which drug class ...?"). The others are the patient's details.
     """
-    asking = _case_asking(question)
     if not asking:
         return set()
     named = {m.code for m in vocabulary.matches(asking) if m.kind == DISEASE and not is_negated(asking, m)}

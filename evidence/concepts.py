@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from evidence import durations, language, stages
-from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions
+from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
 from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
@@ -27,6 +27,7 @@ from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 __all__ = [
     "Concept",
     "Lexicon",
+    "QuestionParts",
     "TextIndex",
     "clinical_parts",
     "clinical_question",
@@ -35,6 +36,7 @@ __all__ = [
     "form_of",
     "joined_phrases",
     "question_concepts",
+    "question_parts",
 ]
 
 CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
@@ -111,8 +113,9 @@ def question_concepts(
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
-    asked = asked_conditions(question, vocabulary)
-    decisions_asked = asked_decisions(question, vocabulary)
+    case_sentences = case_asking(question)  # a case's asking sentences, read once
+    asked = asked_conditions(case_sentences, vocabulary)
+    decisions_asked = asked_decisions(case_sentences, vocabulary)
     not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
     older_stems = language.current().derived(_older_stems)
@@ -252,13 +255,30 @@ def clinical_parts(
     return [c for c in concepts if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))]
 
 
-def unanswered_parts(
-    question: str,
-    concepts: Sequence[Concept],
-    sentences: Sequence[str],
-    *,
-    sources: Sequence[Named] = (),
-) -> list[str]:
+@dataclass(frozen=True)
+class QuestionParts:
+    """What a question asks that an answer can miss, read once from the question and its concepts
+    (`question_parts`): the steps that judge, compose and rate an answer read this, not the question again."""
+
+    answerable: tuple[Concept, ...] = ()  # `clinical_parts(question, concepts)`
+    of_case: tuple[Concept, ...] = ()  # the same with a short question's topic words too (`answered=False`)
+    naming_study: tuple[Concept, ...] = ()  # the parts of a question that names a study (`names_study=True`)
+    clinical_question: str = ""  # a long question's decision in its condition and population (`clinical_question`)
+    has_condition: bool = False
+
+
+def question_parts(question: str, concepts: Sequence[Concept]) -> QuestionParts:
+    """Return what `question` asks that an answer can miss, read once."""
+    return QuestionParts(
+        tuple(clinical_parts(question, concepts)),
+        tuple(clinical_parts(question, concepts, answered=False)),
+        tuple(clinical_parts(question, concepts, names_study=True)),
+        clinical_question(question, concepts),
+        any(c.role == CONDITION for c in concepts),
+    )
+
+
+def unanswered_parts(parts: QuestionParts, sentences: Sequence[str], *, sources: Sequence[Named] = ()) -> list[str]:
     """Return what a question about a condition asks of it - the drug or procedure it names ("steroids" in
     "steroids for severe CAP?") - when none of `sentences` speaks to any of it, else [].
 
@@ -268,12 +288,12 @@ def unanswered_parts(
     clinical outcomes" for prognosis), and the judge step already required the sources to address them. A study
     of `sources` the question names is a source, not a drug, and a kidney stage is the patient's detail.
     """
-    if not any(c.role == CONDITION for c in concepts):
+    if not parts.has_condition:
         return []
     names = {name.lower() for source in sources for name in (source.study_name, *source.names) if name}
     asked = [
         c
-        for c in clinical_parts(question, concepts)
+        for c in parts.answerable
         if c.names_intervention() and c.label.lower() not in names and kidney_range(c.label) is None
     ]
     if not asked:

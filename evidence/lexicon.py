@@ -17,6 +17,10 @@ from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation, DrugClass
 
 HITS_CACHE_SIZE = 2000
+# Shorthand as a question writes it: a word of 2-10 letters and digits (a hyphen inside) with at least two capitals
+# ("LBP", "tPA", "HINT1", "PROMs").
+_SHORTHAND = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9-]{1,9})(?![\w-])")
+_ROMAN = re.compile(r"[IVXivx]+")
 LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
 ClassRow = tuple[str, tuple[str, ...], tuple[str, ...]]  # class name, other wordings, members
 
@@ -157,6 +161,17 @@ class Lexicon:
             wording={**added.wording, **self.wording},
             _hits={},
         )
+
+    def unknown_shorthand(self, question: str, names: Iterable[str] = ()) -> list[str]:
+        """Return the words of `question` written as shorthand (two capitals or more) that this lexicon does not
+        spell out, in order, once each; a Roman numeral is a stage or class, and one of `names` (a study's) a name."""
+        known = {question[start:end].lower() for _, start, end in self.hits(question)} | {n.lower() for n in names}
+        found = [
+            word
+            for word in _SHORTHAND.findall(question)
+            if sum(ch.isupper() for ch in word) >= 2 and not _ROMAN.fullmatch(word) and word.lower() not in known
+        ]
+        return list(dict.fromkeys(found))
 
     def is_ambiguous(self, written: str) -> bool:
         """Return whether `written` is a term with several senses, so that alone it says nothing certain."""

@@ -15,22 +15,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evidence.text import content_terms, roman_value
+from evidence.text import content_terms
 
-# Shorthand a question may write: a word of 2-10 letters and digits (a hyphen inside) with at least two capitals
-# ("LBP", "tPA", "HINT1", "PROMs"); a Roman numeral is a stage or class, never shorthand.
-_SHORTHAND = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9-]{1,9})(?![\w-])")
 MAX_TERMS = 4  # shorthand looked up per question: a query each
-
-
-def shorthand_in(question: str) -> list[str]:
-    """Return the words of `question` written as shorthand (two capitals or more), in order, once each."""
-    found = [
-        word
-        for word in _SHORTHAND.findall(question)
-        if sum(ch.isupper() for ch in word) >= 2 and roman_value(word) is None
-    ]
-    return list(dict.fromkeys(found))
 
 
 def long_form(short: str, before: str) -> str | None:

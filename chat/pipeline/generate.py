@@ -42,6 +42,7 @@ def generate(run: AnswerRun) -> Iterator[PipelineEvent]:
         asks=tuple(run.asks),
         focus=run.focus,
         patient=run.patient,
+        parts=run.parts,
     )
     provider = get_provider(settings)
     run.provider = run.composed_by = provider.name

@@ -16,7 +16,7 @@ import numpy as np
 
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import answers
-from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_question, coverage
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
 from evidence.models import Study, StudyKind
 from evidence.pico import Pico
 from evidence.ranking import Candidate, rank_references
@@ -109,7 +109,7 @@ def _flag_other_populations(run: AnswerRun) -> None:
 
 def _question_vectors(run: AnswerRun) -> list[np.ndarray]:
     """Return the question's vector, and for a long question also its clinical question's (judged by parts)."""
-    core = clinical_question(run.question, run.concepts)
+    core = run.parts.clinical_question
     return list(embed_cached([run.search_text or run.question, *([core] if core else [])]))
 
 

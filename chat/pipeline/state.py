@@ -18,7 +18,7 @@ from chat.trace import Trace
 from evidence.citations.verify import VerifiedAnswer
 from evidence.claims.checker import ClaimRecord, SupportChecker
 from evidence.classification import Classification
-from evidence.concepts import Concept, Lexicon, unanswered_parts
+from evidence.concepts import Concept, Lexicon, QuestionParts, unanswered_parts
 from evidence.decomposition import SubQuery
 from evidence.followup import FollowUp
 from evidence.models import Study
@@ -77,6 +77,7 @@ class AnswerRun:
     sub_queries: list[SubQuery] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
     concepts: list[Concept] = field(default_factory=list)
+    parts: QuestionParts = field(default_factory=QuestionParts)  # what an answer can miss, read once (understand)
     lexicon: Lexicon = field(default_factory=Lexicon)
     defined: list[Definition] = field(default_factory=list)  # shorthand read as the stored abstracts define it
     search_text: str = ""
@@ -160,7 +161,7 @@ class AnswerRun:
         library = [source for source, _ in self.library_sources]
         sources = [s for s in library + self.retrieved if s.doc_id in admitted]
         texts = [" ".join(f.shown for f in s.findings) or s.text for s in sources]
-        return unanswered_parts(self.question, self.concepts, texts, sources=library) if texts else []
+        return unanswered_parts(self.parts, texts, sources=library) if texts else []
 
     def approved(self) -> list[EvidenceSource]:
         """Return the admitted sources, best first."""

@@ -15,7 +15,7 @@ from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
 from evidence import language
 from evidence.asks import asked_for
-from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
+from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts, question_parts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
 from evidence.models import Study
@@ -26,7 +26,6 @@ from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.tag_names import tag_label
 from evidence.text import content_terms, is_intervention, stem, tokens
 from evidence.vocabulary import DISEASE, Vocabulary, VocabularyTerm, load_vocabulary
-from pubmed.abbreviations import shorthand_in
 from pubmed.selectors import shorthand_definitions, word_document_frequencies
 
 _LINK = r"(?:[\s-]+(?:is|was|were|test|tests|result|results|status|remains|remained|became|level))*[\s-]*"
@@ -56,9 +55,13 @@ def understand(run: AnswerRun) -> TraceStep:
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = Lexicon.load()
     read_follow_up(run)
-    run.lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
-    read_shorthand(run)
-    lexicon = run.lexicon
+    run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
+    # Shorthand no curated row spells out ("LBP") is read as the stored abstracts define it; a study's name is a name.
+    library_names = [name for study in run.library for name in (study.study_name, *study.aliases) if name]
+    shorthand = lexicon.unknown_shorthand(run.question, library_names)
+    run.defined = shorthand_definitions(terms=shorthand, question=run.question) if shorthand else []
+    if run.defined:  # a topic word still, weighed by its rarity, that its long form also covers
+        run.lexicon = lexicon = lexicon.with_terms([(d.short, (d.long,), False, ()) for d in run.defined])
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(
         run.question,
@@ -79,6 +82,7 @@ def understand(run: AnswerRun) -> TraceStep:
     study_names = [name for study in run.named for name in (study.study_name, *study.aliases)]
     named_words = {word.lower() for name in study_names for word in _WORD.findall(name)}
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
+    run.parts = question_parts(run.question, run.concepts)
     run.search_text = search_text(run.question, lexicon)
     run.asks = asked_for(run.question, lexicon)
     # Kidney function, episode length, stage and follow-up time, read with the shorthand spelled out ("starts HD").
@@ -146,19 +150,6 @@ def read_follow_up(run: AnswerRun) -> None:
 
     run.follow_up = read_turn(run.question, earlier, concepts_of=concepts_of)
     run.question = run.follow_up.question
-
-
-def read_shorthand(run: AnswerRun) -> None:
-    """Spell out the question's shorthand that no curated row knows ("LBP") as the stored abstracts define it.
-
-    A library study's name ("DYNAMIC") is a name, not shorthand.
-    """
-    known = {run.question[start:end].lower() for _, start, end in run.lexicon.hits(run.question)}
-    names = {name.lower() for study in run.library for name in (study.study_name, *study.aliases) if name}
-    terms = [term for term in shorthand_in(run.question) if term.lower() not in known | names]
-    run.defined = shorthand_definitions(terms=terms, question=run.question) if terms else []
-    if run.defined:  # a topic word still, weighed by its rarity, that its long form also covers
-        run.lexicon = run.lexicon.with_terms([(d.short, (d.long,), False, ()) for d in run.defined])
 
 
 def question_vocabulary(library: list[Study]) -> Vocabulary:

@@ -15,7 +15,6 @@ from evidence.concepts import (
     DECISION_ROLE,
     POPULATION,
     TOPIC,
-    clinical_parts,
     joined_phrases,
     unanswered_parts,
 )
@@ -113,7 +112,7 @@ def confidence(run: AnswerRun) -> TraceStep:
     ]
     # The drug or procedure the question names that no shown finding speaks to (`unanswered_parts`).
     named = [*(run.evidence.library if run.evidence else []), *sources]
-    unanswered = unanswered_parts(run.question, run.concepts, stated_sentences, sources=named)
+    unanswered = unanswered_parts(run.parts, stated_sentences, sources=named)
     rated = rate_confidence(
         cited=cited,
         format_floor=verified.confidence,
@@ -156,7 +155,7 @@ def abstention(run: AnswerRun) -> dict[str, str]:
     """Return why the answer abstains - in words, as a code, and the PubMed query to try - for an abstained run."""
     query = run.live.get("query", "") if run.live else ""
     query = query or run.question
-    parts = clinical_parts(run.question, run.concepts, answered=False)  # a case is not missing its details
+    parts = run.parts.of_case  # a case is not missing its details
     # "Nothing stored here addresses" names what no source found covers (a stored CKD guideline addresses CKD).
     unaddressed = [c for c in parts if all(c.label in j.missing for j in run.judgements.values())]
     concepts = [c.label for c in run.concepts if c.role in (CONDITION, DECISION_ROLE)]

@@ -21,7 +21,15 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point
-from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex, clinical_parts, unanswered_parts
+from evidence.concepts import (
+    DECISION_ROLE,
+    POPULATION,
+    Concept,
+    QuestionParts,
+    TextIndex,
+    question_parts,
+    unanswered_parts,
+)
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
 from evidence.kidney_function import fits, question_range
@@ -44,19 +52,8 @@ SECTION_BONUS = (
 )
 # Sections whose sentences describe why and how a study was done: never offered as findings.
 NON_FINDING_SECTIONS = (
-    "background",
-    "introduction",
-    "objective",
-    "purpose",
-    "aim",
-    "importance",
-    "method",
-    "design",
-    "setting",
-    "participant",
-    "patients",
-    "context",
-    "hypothesis",
+    "background", "introduction", "objective", "purpose", "aim", "importance", "method", "design", "setting",
+    "participant", "patients", "context", "hypothesis",
 )
 # Sentences that describe the study rather than what it found, in abstracts without labels.
 _METHOD_SENTENCE = re.compile(
@@ -311,15 +308,17 @@ def compose_answer(
     asks: Sequence[str] | None = None,
     focus: frozenset[str] = frozenset(),
     patient: PatientDetails | None = None,
+    parts: QuestionParts | None = None,
 ) -> str:
     """Return an answer built only from admitted `evidence`, each sentence carrying its [citation:docId:chunkId];
     `asks`: what the question asks for, as the pipeline read it (None: read from `question` here); `focus`: the
     words a follow-up adds to the question before it ("and the bleeding signal?"): a sentence using them leads;
-    `patient`: what the question says of its patient (read from `question` here when None)."""
+    `patient` and `parts`: what the question says of its patient and what an answer can miss (read here when None)."""
     admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
     asks, patient = list(asks) if asks is not None else asked_for(question), patient or patient_details(question)
+    parts = parts or question_parts(question, concepts)
     candidates = _candidates(
         offered,
         question_terms=question_terms,
@@ -349,7 +348,7 @@ def compose_answer(
     names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
     open_concepts = [
         c
-        for c in clinical_parts(question, concepts, names_study=names_study)
+        for c in (parts.naming_study if names_study else parts.answerable)
         if not (c.role == DECISION_ROLE and c.answer_kind in stated)
         and c.label.lower() not in names
         and c.role != POPULATION
@@ -357,7 +356,7 @@ def compose_answer(
         and not (setting_fitted and care_settings.settings_in(c.label))
     ]
     named = [*evidence.library, *admitted]
-    unspoken = unanswered_parts(question, concepts, [c.sentence for c in quoted], sources=named)
+    unspoken = unanswered_parts(parts, [c.sentence for c in quoted], sources=named)
     finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, patient.kidney), lead.source)}"
     # No quoted finding speaks to the drug asked about, is stated for this patient (only another stage, episode length
     # or narrower group was found) or states what was asked: said first, then the nearest finding.
@@ -365,20 +364,20 @@ def compose_answer(
     gap = f"gives no finding on {_join(unspoken)}" if unspoken else misfit
     if gap or (unstated and unstated == asks):
         gap = gap or f"does not state {_join([ASK_WORDS[k] for k in unstated])}"
-        parts = [f"**Bottom line:** The cited evidence {gap}. Nearest finding: {finding}"]
+        blocks = [f"**Bottom line:** The cited evidence {gap}. Nearest finding: {finding}"]
     else:
-        parts = [f"**Bottom line:** {finding}"]
+        blocks = [f"**Bottom line:** {finding}"]
         if unstated:
-            parts[0] += f" The cited evidence does not state {_join([ASK_WORDS[kind] for kind in unstated])}."
+            blocks[0] += f" The cited evidence does not state {_join([ASK_WORDS[kind] for kind in unstated])}."
     if rest:
-        parts.append("### Evidence")
-        parts.append("\n".join(f"- {_label(c)}{_with_citation(c.sentence, c.source)}" for c in rest))
+        blocks.append("### Evidence")
+        blocks.append("\n".join(f"- {_label(c)}{_with_citation(c.sentence, c.source)}" for c in rest))
     texts = [f"{s.title} {s.study_name} {s.text}" for s in admitted if s.doc_id in cited]
     missing = uncovered(open_concepts, texts) if concepts else []
     if missing:
-        parts.append("### What the evidence does not cover")
-        parts.append(f"The cited sources do not address {_join(missing)}; weigh that part with clinical judgement.")
-    return "\n\n".join(parts)
+        blocks.append("### What the evidence does not cover")
+        blocks.append(f"The cited sources do not address {_join(missing)}; weigh that part with clinical judgement.")
+    return "\n\n".join(blocks)
 
 
 def _lead_order(c: Candidate, stated: Sequence[str], concepts: Sequence[Concept]) -> tuple[int, bool, float]:

@@ -26,6 +26,7 @@ class ExtractiveProvider:
             asks=request.asks,
             focus=request.focus,
             patient=request.patient,
+            parts=request.parts,
         )
         for piece in re.split(r"(?<=\n)", text):
             if piece:

@@ -233,6 +233,25 @@ def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more
     assert clinical_parts("rebound reflux", rebound) == rebound
 
 
+def test_a_questions_parts_are_read_once_and_answer_what_the_steps_asked_of_the_question_before(seeded):
+    from evidence.concepts import clinical_parts, clinical_question, question_parts, unanswered_parts
+
+    concepts = concepts_of(CASE, seeded)
+    parts = question_parts(CASE, concepts)
+    assert list(parts.answerable) == clinical_parts(CASE, concepts)
+    assert list(parts.of_case) == clinical_parts(CASE, concepts, answered=False)
+    assert list(parts.naming_study) == clinical_parts(CASE, concepts, names_study=True)
+    assert parts.clinical_question == clinical_question(CASE, concepts) != ""
+    # The drug a question about a condition asks of it, when no sentence speaks to it; nothing without a condition.
+    asked = "steroids for severe CAP?"
+    steroid_parts = question_parts(asked, concepts_of(asked, seeded))
+    assert steroid_parts.has_condition
+    assert unanswered_parts(steroid_parts, ["Amoxicillin for outpatients."]) == ["steroids"]
+    assert unanswered_parts(steroid_parts, ["Corticosteroids reduced mortality in severe CAP."]) == []
+    rebound = "Do patients get rebound reflux after a short PPI course is stopped?"
+    assert unanswered_parts(question_parts(rebound, concepts_of(rebound, seeded)), ["Nothing."]) == []
+
+
 def test_shorthand_that_stands_for_a_tag_is_that_condition(seeded):
     # As the pipeline reads it: the question's shorthand spelled out for the PICO, in the sense it calls for.
     vocabulary, lexicon = seeded

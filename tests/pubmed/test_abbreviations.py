@@ -2,7 +2,7 @@
 
 import pytest
 
-from pubmed.abbreviations import best_definition, definitions, long_form, shorthand_in
+from pubmed.abbreviations import best_definition, definitions, long_form
 from pubmed.models import Abstract
 from pubmed.parsers import AbstractRecord
 from pubmed.selectors import shorthand_definitions
@@ -33,11 +33,6 @@ def test_a_text_gives_every_definition_of_a_short_form_and_ignores_its_other_use
     )
     assert definitions(text, "LBP") == ["low back pain", "low back pain", "lipopolysaccharide binding protein"]
     assert definitions(text, "CLBP") == []
-
-
-def test_shorthand_is_a_word_with_two_capitals_or_more_never_a_roman_numeral():
-    question = "Stage III chronic LBP in a pt on IV tPA - does HINT1 or PROMs matter? UK data, LBP again"
-    assert shorthand_in(question) == ["LBP", "tPA", "HINT1", "PROMs", "UK"]
 
 
 def test_of_two_senses_the_one_whose_abstract_shares_the_questions_words_wins():
