@@ -37,11 +37,15 @@ def _understand(data: Mapping[str, Any]) -> str:
     concepts = _loaded(data.get("concepts")) or []
     conditions = [c["label"] for c in concepts if c.get("role") == "condition"]
     decisions = [c["label"] for c in concepts if c.get("role") == "decision"]
+    defined = [f"{d['short']} as {d['long']}" for d in data.get("defined_shorthand") or []]
+    # Shorthand no curated row knows, read as the stored abstracts define it: the reader can see how it was read.
+    them = "it" if len(defined) == 1 else "them"
+    read = f" Read {_listed(defined)}, as stored abstracts define {them}." if defined else ""
     if not conditions and not decisions:
-        return "Found no condition or treatment decision the library knows in the question."
+        return "Found no condition or treatment decision the library knows in the question." + read
     about = f"about {_listed(conditions)}" if conditions else "about a condition the library does not know"
     asked = f", asking about {_listed(decisions)}" if decisions else ""
-    return f"Read the question as one {about}{asked}."
+    return f"Read the question as one {about}{asked}.{read}"
 
 
 def _classify(data: Mapping[str, Any]) -> str:

@@ -29,6 +29,14 @@ JUDGEMENTS = [
          "asking about anticoagulation."),
         ("understand", {"concepts": "[]"},
          "Found no condition or treatment decision the library knows in the question."),
+        ("understand", {"concepts": "[]", "defined_shorthand": [
+            {"short": "MLSS", "long": "maximal lactate steady state", "abstracts": 2},
+            {"short": "LBP", "long": "low back pain", "abstracts": 1}]},
+         "Found no condition or treatment decision the library knows in the question. Read MLSS as maximal lactate "
+         "steady state and LBP as low back pain, as stored abstracts define them."),
+        ("understand", {"concepts": CONCEPTS, "defined_shorthand": [{"short": "LBP", "long": "low back pain"}]},
+         "Read the question as one about atrial fibrillation and chronic kidney disease, "
+         "asking about anticoagulation. Read LBP as low back pain, as stored abstracts define it."),
         ("judge", {"judgements": JUDGEMENTS},
          "Kept 2 sources that address the question and set 1 aside as not about it."),
         ("live_search", {"ran": True, "unavailable": True, "errors": ["x"]},
