@@ -419,3 +419,10 @@ def test_a_case_is_about_the_decisions_its_question_asks_not_those_of_its_story(
     asked = case.replace("Should she get adjuvant chemotherapy if her ctDNA turns positive?",
                          "How often should her ctDNA surveillance be repeated?")
     assert "surveillance" in {c.label for c in concepts_of(asked, seeded) if c.role == DECISION_ROLE}
+
+
+@pytest.mark.parametrize("verb", ["raise", "raises", "increase", "lower", "reduce"])
+def test_the_direction_a_question_asks_about_is_how_it_asks_not_a_topic_to_cover(seeded, verb):
+    # "does not cover raise" in a YELLOW badge named the question's own verb as missing evidence.
+    labels = {c.label for c in concepts_of(f"Do organophosphate pesticides {verb} TSH in applicators?", seeded)}
+    assert verb not in labels and "pesticides" in labels
