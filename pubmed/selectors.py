@@ -110,8 +110,9 @@ def word_document_frequencies(words: Sequence[str]) -> tuple[dict[str, int], int
         return {word: int(ndoc) for word, ndoc in cursor.fetchall()}, int(row[0])
 
 
-# Abstracts read per piece of shorthand for its definition: enough for a second sense to show.
-SHORTHAND_ABSTRACTS = 40
+# Chunks read per piece of shorthand for its definition: enough for a second sense to show, and a bound on the work
+# for shorthand that thousands of stored abstracts use.
+SHORTHAND_CHUNKS = 60
 
 
 def shorthand_definitions(*, terms: Sequence[str], question: str) -> list[Definition]:
@@ -124,13 +125,17 @@ def shorthand_definitions(*, terms: Sequence[str], question: str) -> list[Defini
     with connection.cursor() as cursor:
         for term in terms[:MAX_TERMS]:
             cursor.execute(
-                "SELECT c.abstract_id, string_agg(c.text, ' ' ORDER BY c.ordinal) FROM pubmed_abstractchunk c "
+                "SELECT c.abstract_id, c.text FROM pubmed_abstractchunk c "
                 "JOIN pubmed_abstract a ON a.pmid = c.abstract_id "
                 "WHERE c.search_vector @@ plainto_tsquery('english', %s) AND strpos(c.text, %s) > 0 "
-                "AND NOT a.has_instructions GROUP BY c.abstract_id LIMIT %s",
-                [term, f"({term}", SHORTHAND_ABSTRACTS],
+                "AND NOT a.has_instructions LIMIT %s",
+                [term, f"({term}", SHORTHAND_CHUNKS],
             )
-            definition = best_definition(term, [text for _, text in cursor.fetchall()], question)
+            by_abstract: dict[str, list[str]] = {}
+            for pmid, text in cursor.fetchall():
+                by_abstract.setdefault(pmid, []).append(text)
+            texts = [" ".join(chunks) for chunks in by_abstract.values()]
+            definition = best_definition(term, texts, question)
             if definition is not None:
                 found.append(definition)
     return found
