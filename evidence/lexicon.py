@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Protocol
 
 from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation, DrugClass
@@ -23,6 +24,23 @@ _SHORTHAND = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9-]{1,9})(?![\w-])")
 _ROMAN = re.compile(r"[IVXivx]+")
 LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
 ClassRow = tuple[str, tuple[str, ...], tuple[str, ...]]  # class name, other wordings, members
+
+
+class Defined(Protocol):
+    """What a piece of shorthand stands for where the lexicon has no row for it (`pubmed.abbreviations.Definition`)."""
+
+    @property
+    def short(self) -> str: ...
+    @property
+    def long(self) -> str: ...
+    @property
+    def abstracts(self) -> int: ...  # how many define it so
+
+
+class Define(Protocol):
+    """Reads what `terms`, shorthand of `question`, stand for (`pubmed.selectors.shorthand_definitions`)."""
+
+    def __call__(self, *, terms: Sequence[str], question: str) -> Sequence[Defined]: ...
 
 
 @lru_cache(maxsize=4)
@@ -149,6 +167,22 @@ class Lexicon:
             wording[key] = chosen.expansions
         # The same terms as this lexicon's (only their senses differ), so the same places: `_hits` is shared.
         return replace(self, entries=entries, exact=exact, wording=wording)
+
+    def read_for(
+        self, question: str, *, names: Iterable[str] = (), define: Define | None = None
+    ) -> tuple[Lexicon, list[Defined]]:
+        """Return the lexicon read for `question` - each ambiguous term in the sense it calls for, and the shorthand
+        no row spells out ("LBP") as `define` reads it (the stored abstracts' definitions) - and those definitions.
+
+        One reading for the answer pipeline and the research trays. A term defined so is a topic word still, weighed
+        by its rarity, that its long form also covers; `names` (a study's, "DYNAMIC") are names, not shorthand.
+        """
+        lexicon = self.resolved(question)
+        shorthand = lexicon.unknown_shorthand(question, names) if define is not None else []
+        defined = list(define(terms=shorthand, question=question)) if define is not None and shorthand else []
+        if defined:
+            lexicon = lexicon.with_terms([(d.short, (d.long,), False, ()) for d in defined])
+        return lexicon, defined
 
     def with_terms(self, rows: Iterable[LexiconRow]) -> Lexicon:
         """Return the lexicon with `rows` added where it has no such term; where a question writes its terms is

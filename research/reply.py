@@ -38,6 +38,7 @@ from evidence.citations.stream import StreamScrubber
 from evidence.claims.checker import ClaimRecord
 from evidence.concepts import Lexicon
 from evidence.vocabulary import load_vocabulary
+from pubmed.selectors import shorthand_definitions
 from research.ai_columns import LLM_REQUIRED_MESSAGE
 from research.badge import Badge, rate_computed
 from research.context import PROMPT_ITEMS, PageContext
@@ -89,7 +90,7 @@ def _rules_reply(
     kind = classify_request(text=question, has_items=bool(context.items))
     yield StatusEvent("generate", "Building a suggestion" if kind == SEARCH else "Reading the loaded rows")
     payloads: list[ParsedPayload] = []
-    vocabulary, lexicon = load_vocabulary(), Lexicon.load().resolved(question)
+    vocabulary, (lexicon, _) = load_vocabulary(), Lexicon.load().read_for(question, define=shorthand_definitions)
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
     badge: Badge | None = None
     claims: list[ClaimRecord] = []
@@ -184,7 +185,7 @@ def _llm_reply(
     if len(context.items) > PROMPT_ITEMS:
         pen_key = pen_stage(entries=context.staged_lines(start=PROMPT_ITEMS), offset=PROMPT_ITEMS)
     toolbox = PageToolbox(page=page, pen_key=pen_key)
-    vocabulary, lexicon = load_vocabulary(), Lexicon.load().resolved(question)
+    vocabulary, (lexicon, _) = load_vocabulary(), Lexicon.load().read_for(question, define=shorthand_definitions)
     evidence = rows_evidence(context, question=question, vocabulary=vocabulary, lexicon=lexicon)
     checker = claim_checker(evidence, settings)
     request = GenerationRequest(

@@ -21,6 +21,7 @@ from evidence.classification import Classification
 from evidence.concepts import Concept, Lexicon, QuestionParts, unanswered_parts
 from evidence.decomposition import SubQuery
 from evidence.followup import FollowUp
+from evidence.lexicon import Defined
 from evidence.models import Study
 from evidence.patient import PatientDetails
 from evidence.pico import Pico
@@ -28,7 +29,6 @@ from evidence.ranking import RankingResult
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.sufficiency import Sufficiency
 from evidence.vocabulary import Vocabulary
-from pubmed.abbreviations import Definition
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class AnswerRun:
     concepts: list[Concept] = field(default_factory=list)
     parts: QuestionParts = field(default_factory=QuestionParts)  # what an answer can miss, read once (understand)
     lexicon: Lexicon = field(default_factory=Lexicon)
-    defined: list[Definition] = field(default_factory=list)  # shorthand read as the stored abstracts define it
+    defined: list[Defined] = field(default_factory=list)  # shorthand read as the stored abstracts define it
     search_text: str = ""
     asks: list[str] = field(default_factory=list)  # what the question asks for: a drug, a dose ... (evidence.asks)
     focus: frozenset[str] = frozenset()  # the topic stems a follow-up adds to the question before it

@@ -55,13 +55,10 @@ def understand(run: AnswerRun) -> TraceStep:
     run.vocabulary = vocabulary = question_vocabulary(run.library)
     run.lexicon = Lexicon.load()
     read_follow_up(run)
-    run.lexicon = lexicon = run.lexicon.resolved(run.question)  # "PsA" in a question about an infection
-    # Shorthand no curated row spells out ("LBP") is read as the stored abstracts define it; a study's name is a name.
+    # "PsA" in a question about an infection; "LBP", which no curated row spells out, as the stored abstracts define it.
     library_names = [name for study in run.library for name in (study.study_name, *study.aliases) if name]
-    shorthand = lexicon.unknown_shorthand(run.question, library_names)
-    run.defined = shorthand_definitions(terms=shorthand, question=run.question) if shorthand else []
-    if run.defined:  # a topic word still, weighed by its rarity, that its long form also covers
-        run.lexicon = lexicon = lexicon.with_terms([(d.short, (d.long,), False, ()) for d in run.defined])
+    run.lexicon, run.defined = run.lexicon.read_for(run.question, names=library_names, define=shorthand_definitions)
+    lexicon = run.lexicon
     llm_json = json_completer(settings) if settings.model_pico and settings.provider != "extractive" else None
     run.pico = pico = extract_pico(
         run.question,

@@ -20,3 +20,24 @@ def test_a_term_added_for_one_question_is_spelled_out_and_found_afresh():
     assert CURATED.spelled_out(question) == ["atrial fibrillation"]  # the curated lexicon is unchanged
     # A curated row wins over a term added with the same spelling.
     assert CURATED.with_terms([("AF", ("anal fissure",), True, ())]).spelled_out(question) == ["atrial fibrillation"]
+
+
+def test_a_question_is_read_with_what_define_says_of_the_shorthand_no_row_knows():
+    asked: list[tuple[tuple[str, ...], str]] = []
+
+    class Definition:
+        def __init__(self, short: str, long: str) -> None:
+            self.short, self.long, self.abstracts = short, long, 1
+
+    def define(*, terms, question):
+        asked.append((tuple(terms), question))
+        return [Definition(term, "low back pain") for term in terms if term == "LBP"]
+
+    question = "DYNAMIC and chronic LBP in AF, on tPA?"
+    lexicon, defined = CURATED.read_for(question, names=["DYNAMIC"], define=define)
+    assert asked == [(("LBP", "tPA"), question)]  # one call, the study's name and curated "AF" left out
+    assert [(d.short, d.long) for d in defined] == [("LBP", "low back pain")]
+    assert lexicon.spelled_out(question) == ["low back pain", "atrial fibrillation"]
+    # Without a reader of definitions, or with nothing unknown, nothing is asked.
+    assert CURATED.read_for(question)[1] == []
+    assert CURATED.read_for("AF in CKD?", define=define)[1] == [] and len(asked) == 1
