@@ -16,12 +16,12 @@ from typing import Protocol
 
 from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation, DrugClass
+from evidence.text import roman_value
 
 HITS_CACHE_SIZE = 2000
 # Shorthand as a question writes it: a word of 2-10 letters and digits (a hyphen inside) with at least two capitals
 # ("LBP", "tPA", "HINT1", "PROMs").
 _SHORTHAND = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9-]{1,9})(?![\w-])")
-_ROMAN = re.compile(r"[IVXivx]+")
 LexiconRow = tuple[str, tuple[str, ...], bool, tuple[str, ...]]  # term, expansions, case-sensitive, context
 ClassRow = tuple[str, tuple[str, ...], tuple[str, ...]]  # class name, other wordings, members
 
@@ -203,7 +203,7 @@ class Lexicon:
         found = [
             word
             for word in _SHORTHAND.findall(question)
-            if sum(ch.isupper() for ch in word) >= 2 and not _ROMAN.fullmatch(word) and word.lower() not in known
+            if sum(ch.isupper() for ch in word) >= 2 and roman_value(word) is None and word.lower() not in known
         ]
         return list(dict.fromkeys(found))
 

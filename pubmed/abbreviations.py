@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from evidence.text import content_terms
 
-MAX_TERMS = 4  # shorthand looked up per question: a query each
+MAX_TERMS = 4  # shorthand looked up per question (one query reads them all)
 
 
 def long_form(short: str, before: str) -> str | None:

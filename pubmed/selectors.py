@@ -118,27 +118,27 @@ SHORTHAND_CHUNKS = 60
 def shorthand_definitions(*, terms: Sequence[str], question: str) -> list[Definition]:
     """Return what the stored abstracts define each of `terms` (shorthand of `question`) as, where any does.
 
-    One query per term (at most `MAX_TERMS`): the chunks whose full-text vector holds it and whose text writes it
-    after a parenthesis, from abstracts not flagged for instructions to an AI.
+    One query for all terms (at most `MAX_TERMS`): per term, the chunks whose full-text vector holds it and whose
+    text writes it after a parenthesis, from abstracts not flagged for instructions to an AI.
     """
-    found = []
+    asked = list(terms[:MAX_TERMS])
+    if not asked:
+        return []
     with connection.cursor() as cursor:
-        for term in terms[:MAX_TERMS]:
-            cursor.execute(
-                "SELECT c.abstract_id, c.text FROM pubmed_abstractchunk c "
-                "JOIN pubmed_abstract a ON a.pmid = c.abstract_id "
-                "WHERE c.search_vector @@ plainto_tsquery('english', %s) AND strpos(c.text, %s) > 0 "
-                "AND NOT a.has_instructions LIMIT %s",
-                [term, f"({term}", SHORTHAND_CHUNKS],
-            )
-            by_abstract: dict[str, list[str]] = {}
-            for pmid, text in cursor.fetchall():
-                by_abstract.setdefault(pmid, []).append(text)
-            texts = [" ".join(chunks) for chunks in by_abstract.values()]
-            definition = best_definition(term, texts, question)
-            if definition is not None:
-                found.append(definition)
-    return found
+        cursor.execute(
+            "SELECT t.term, c.abstract_id, c.text FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, place) "
+            "CROSS JOIN LATERAL (SELECT c.abstract_id, c.text FROM pubmed_abstractchunk c "
+            "JOIN pubmed_abstract a ON a.pmid = c.abstract_id "
+            "WHERE c.search_vector @@ plainto_tsquery('english', t.term) AND strpos(c.text, '(' || t.term) > 0 "
+            "AND NOT a.has_instructions LIMIT %s) c ORDER BY t.place",
+            [asked, SHORTHAND_CHUNKS],
+        )
+        rows = cursor.fetchall()
+    chunks: dict[str, dict[str, list[str]]] = {term: {} for term in asked}
+    for term, pmid, text in rows:
+        chunks[term].setdefault(pmid, []).append(text)
+    found = [best_definition(term, [" ".join(texts) for texts in chunks[term].values()], question) for term in asked]
+    return [definition for definition in found if definition is not None]
 
 
 def chunk_similarities(*, vector: np.ndarray, pmids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:

@@ -16,7 +16,6 @@ measures on them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -33,7 +32,7 @@ if str(ROOT) not in sys.path:
 
 from evidence.clinical_question import MODEL_DIR, WEIGHTS_FILE  # noqa: E402
 from training.claimsets import is_pubmedqa_heldout  # noqa: E402
-from training.export import write_npz_model  # noqa: E402
+from training.export import npz_model_command  # noqa: E402
 from training.injection_semantic import SemanticSettings, fit_dense, product_embedder, product_embedder_file  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -112,14 +111,18 @@ def train(settings: TrainingSettings) -> tuple[dict[str, np.ndarray], dict[str, 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.clinical_question", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="Train and print the figures; write nothing.")
-    args = parser.parse_args(argv)
-    arrays, metadata = train(TrainingSettings())
-    if args.check:
-        return
-    write_npz_model(MODEL_DIR, WEIGHTS_FILE, arrays, {**metadata, "embedder": product_embedder_file()})
+    def trained() -> tuple[dict, dict[str, object]]:
+        arrays, metadata = train(TrainingSettings())
+        return arrays, {**metadata, "embedder": product_embedder_file()}
 
+    npz_model_command(
+        argv,
+        prog="python -m training.clinical_question",
+        doc=__doc__,
+        train=trained,
+        directory=MODEL_DIR,
+        weights_file=WEIGHTS_FILE,
+    )
 
 if __name__ == "__main__":
     main()

@@ -14,12 +14,14 @@ thresholds as `training.evaluation.choose_thresholds` says (macro-F1 against fal
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,24 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def npz_model_command(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    doc: str,
+    train: Callable[[], tuple[dict, dict[str, object]]],
+    directory: Path,
+    weights_file: str,
+) -> None:
+    """Run a numpy model's training command: train, print its figures, and write it unless `--check` is given."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="Train and print the figures; write nothing.")
+    args = parser.parse_args(argv)
+    arrays, metadata = train()
+    if not args.check:
+        write_npz_model(directory, weights_file, arrays, metadata)
 
 
 def write_npz_model(directory: Path, weights_file: str, arrays: dict, metadata: dict[str, object]) -> None:

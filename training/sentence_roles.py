@@ -15,7 +15,6 @@ and 15 % to validate. Multinomial logistic regression by full-batch Adam from ze
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -34,7 +33,7 @@ from evidence.sentence_roles import DIMENSION, MODEL_DIR, ROLES, WEIGHTS_FILE, f
 from evidence.sentences import split_sentences  # noqa: E402
 from pubmed.chunking import chunk_abstract  # noqa: E402
 from training.claimsets import is_pubmedqa_heldout  # noqa: E402
-from training.export import write_npz_model  # noqa: E402
+from training.export import npz_model_command  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 _BACKGROUND = ("BACKGROUND", "INTRODUCTION", "OBJECTIVE", "PURPOSE", "AIM", "CONTEXT", "RATIONALE", "HYPOTHES",
@@ -166,13 +165,14 @@ def train(settings: TrainingSettings) -> tuple[dict[str, np.ndarray], dict[str, 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.sentence_roles", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="Train and print the figures; write nothing.")
-    args = parser.parse_args(argv)
-    arrays, metadata = train(TrainingSettings())
-    if args.check:
-        return
-    write_npz_model(MODEL_DIR, WEIGHTS_FILE, arrays, metadata)
+    npz_model_command(
+        argv,
+        prog="python -m training.sentence_roles",
+        doc=__doc__,
+        train=lambda: train(TrainingSettings()),
+        directory=MODEL_DIR,
+        weights_file=WEIGHTS_FILE,
+    )
 
 if __name__ == "__main__":
     main()

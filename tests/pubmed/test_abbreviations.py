@@ -49,7 +49,7 @@ def test_of_two_senses_the_one_whose_abstract_shares_the_questions_words_wins():
 
 
 @pytest.mark.django_db
-def test_the_store_defines_shorthand_for_a_question_in_one_query_per_term(django_assert_num_queries):
+def test_the_store_defines_shorthand_for_a_question_in_one_query(django_assert_num_queries):
     abstracts_upsert(
         records=[
             AbstractRecord(pmid="101", title="Back pain", abstract="Fear-avoidance in chronic low back pain (LBP)."),
@@ -59,7 +59,7 @@ def test_the_store_defines_shorthand_for_a_question_in_one_query_per_term(django
         ],
         embed=False,
     )
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         found = shorthand_definitions(terms=["LBP", "XQZ"], question="Chronic LBP: does fear-avoidance matter?")
     assert [(d.short, d.long, d.abstracts) for d in found] == [("LBP", "low back pain", 2)]
 
