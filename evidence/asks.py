@@ -90,6 +90,12 @@ ASK_WORDS = {
 }
 
 
+# A question opening with an auxiliary verb ("Do we need abx ...?", "CAP - should I add a macrolide?") asks whether.
+_WHETHER = re.compile(
+    r"(?:^\W*|[-,;:\u2013\u2014]\s+)(?:do|does|did|should|shall|is|are|can|could|will|would|must|may)\b", re.IGNORECASE
+)
+
+
 # The follow-up time a question names ("still holds at 5 yrs?", "OS at 3 years"): a finding reported at that time
 # answers it before one reported at another.
 _TIME_POINT = re.compile(
@@ -112,12 +118,15 @@ def states_time_point(point: tuple[int, str], sentence: str) -> bool:
     return bool(re.search(pattern, sentence, re.IGNORECASE))
 
 
-def asked_for(question: str, lexicon: Lexicon | None = None) -> list[str]:
+def asked_for(question: str, lexicon: Lexicon | None = None, concepts: Sequence[Concept] = ()) -> list[str]:
     """Return what the question's asking sentences ask for among drug, dose, duration, timing and threshold, in
     the order the question asks them ("which regimen, and for how long?": the drug first).
 
     With the question's `lexicon`, its shorthand is read spelled out as well: "which abx?" asks for a drug as
-    "which antibiotic?" does.
+    "which antibiotic?" does. A question that asks in none of these words, and whose decisions all ask for a kind
+    of answer (`concepts`, their tags' `answer_kind`), asks for that: "CAP in the ICU: empirical antibiotics?" names
+    only the drug-choice decision, and asks which drug; "stop abx after day 5?" is about stopping them, "does
+    dapagliflozin benefit ...?" names its drug, and "do we need prophylactic abx ...?" asks whether.
     """
     asked = asking_part(question)
     readings = [asked, lexicon.spelled_inline(asked)] if lexicon else [asked]
@@ -126,6 +135,10 @@ def asked_for(question: str, lexicon: Lexicon | None = None) -> list[str]:
         for kind, (asks, _) in ASKS.items()
         if (matches := [found for reading in readings if (found := asks.search(reading))])
     }
+    decisions = [c for c in concepts if c.role == DECISION_ROLE]
+    implied = all(c.answer_kind and not states(c.answer_kind, c.label) for c in decisions)
+    if not where and decisions and implied and not _WHETHER.search(asked):
+        return list(dict.fromkeys(c.answer_kind for c in decisions))
     return sorted(where, key=lambda kind: where[kind])
 
 

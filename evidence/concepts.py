@@ -13,30 +13,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from evidence import durations, language, stages
+from evidence import care_settings, durations, language, stages
 from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
-from evidence.kidney_function import question_range as kidney_range
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
 from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
-from evidence.text import is_disease, is_intervention, roman_value, stem, tokens
+from evidence.text import is_disease, is_intervention, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 __all__ = [
     "Concept",
     "Lexicon",
-    "QuestionParts",
     "TextIndex",
-    "clinical_parts",
-    "clinical_question",
     "coverage",
     "fold",
     "form_of",
     "joined_phrases",
     "question_concepts",
-    "question_parts",
 ]
 
 CONDITION, DECISION_ROLE, POPULATION, TOPIC = "condition", "decision", "population", "topic"
@@ -76,6 +70,7 @@ class Concept:
     code: str = ""  # the vocabulary tag it came from, if any
     generic: bool = False  # that tag is a generic decision (`Tag.is_generic`: treatment, drug choice, risk)
     answer_kind: str = ""  # the kind of answer that tag asks for (`Tag.answer_kind`: "timing" for restart)
+    context: bool = False  # where the patient is treated ("inpatient", "ICU"): counts for a text, never against it
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
@@ -98,6 +93,12 @@ def _scaffolding(forms: Sequence[tuple[str, ...]]) -> bool:
     return any(form and set(form) <= generic for form in forms)
 
 
+def _own_words(wording: str) -> str:
+    """Return what a tag's wording names beyond how questions ask ("which antibiotic": "antibiotic")."""
+    not_topic, generic = language.words(*language.NOT_TOPIC), language.current().derived(_question_stems)
+    return " ".join(w for w in tokens(wording) if w not in not_topic and stem(w) not in generic)
+
+
 def question_concepts(
     question: str,
     *,
@@ -108,15 +109,15 @@ def question_concepts(
 ) -> list[Concept]:
     """Return the question's concepts: tagged conditions and decisions, its population, then its topic words.
 
-    `rarity` weighs surface words (e.g. IDF over the abstract store); tag concepts weigh at least
-    as much as their rarest word, so the condition always counts.
+    `rarity` weighs surface words (e.g. IDF over the abstract store); tag concepts weigh at least as much as their
+    rarest word, so the condition always counts. Where a condition's patient is treated is a detail, as its stage is.
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
     case_sentences = case_asking(question)  # a case's asking sentences, read once
     asked = asked_conditions(case_sentences, vocabulary)
     decisions_asked = asked_decisions(case_sentences, vocabulary)
-    not_topic, asking = language.words(*language.NOT_TOPIC), language.words(*QUESTION_WORDS)
+    asking = language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
     older_stems = language.current().derived(_older_stems)
     for match in vocabulary.matches(question):
@@ -130,7 +131,7 @@ def question_concepts(
         if decisions_asked and match.kind == DECISION and match.code not in decisions_asked:
             continue  # the story's decisions ("ctDNA surveillance", "CT shows no disease") are what was done
         term = vocabulary.terms.get(match.code)
-        own_words = " ".join(w for w in tokens(match.text) if w not in not_topic and stem(w) not in generic)
+        own_words = _own_words(match.text)
         if " " not in match.text.strip() and any(c.isupper() for c in match.text[1:]):
             own_words = match.text  # a score or a name as written ("HAS-BLED", "CHA2DS2-VASc"), never split
         generic_decision = vocabulary.is_generic(match.code)
@@ -218,111 +219,14 @@ def question_concepts(
     has_condition = any(concept.role == CONDITION for concept in concepts)
     described = has_condition and len(question.split()) >= CASE_WORDS
     scale = core / topics if described and topics > core else 1.0
+    # Where a condition's patient is treated ("inpatient, about to be discharged") is a detail: a source stated for
+    # that setting speaks more closely to the patient; one that does not say is not off the question.
     return [
-        replace(concept, weight=concept.weight * scale) if concept.role == TOPIC else replace(concept, weight=topic_max)
-        for concept in concepts
+        replace(c, weight=c.weight * scale, context=has_condition and bool(care_settings.settings_in(c.label)))
+        if c.role == TOPIC
+        else replace(c, weight=topic_max)
+        for c in concepts
     ]
-
-
-LONG_QUESTION_WORDS = 15
-
-
-def _graded(question: str, label: str) -> bool:
-    if label.isupper() and roman_value(label) is not None:
-        return True  # a bare Roman numeral is the class or stage of something, never a topic of its own
-    grade = re.search(rf"(?<![\w-]){re.escape(label)}\s+([IVX]+|[0-5])[ab]?(?![\w-])", question)
-    return bool(grade and (grade.group(1).isdigit() or roman_value(grade.group(1)) is not None))
-
-
-def clinical_parts(
-    question: str, concepts: Sequence[Concept], *, answered: bool = True, names_study: bool = False
-) -> list[Concept]:
-    """Return the parts of the question an answer can be missing.
-
-    A question without a condition is all its concepts. One naming its condition is its condition, decision and
-    population; the rest of a case description (patient details, other drugs) is context. In a shorter question
-    an answer's sources, admitted for the condition and decision, may still miss what the clinician wrote in
-    curated shorthand ("PsA", "CF"); an abstention may miss any of its words ("gout", "colchicine").
-    """
-    # The patient's grade or class ("FC III", "NYHA II", "ECOG 1") is a detail of the patient, never a missing part
-    # (the regimen the patient is on is no concept at all: `question_concepts`).
-    concepts = [c for c in concepts if c.role != TOPIC or not _graded(question, c.label)]
-    # A question that names a study ("DELIVER - did the benefit fade at LVEF >60%?") is about that study's condition,
-    # as one naming its condition is.
-    if not names_study and not any(concept.role == CONDITION for concept in concepts):
-        return list(concepts)
-    case = len(question.split()) >= CASE_WORDS
-    return [c for c in concepts if c.role != TOPIC or (not case and (not answered or c.forms != (form_of(c.label),)))]
-
-
-@dataclass(frozen=True)
-class QuestionParts:
-    """What a question asks that an answer can miss, read once from the question and its concepts
-    (`question_parts`): the steps that judge, compose and rate an answer read this, not the question again."""
-
-    answerable: tuple[Concept, ...] = ()  # `clinical_parts(question, concepts)`
-    of_case: tuple[Concept, ...] = ()  # the same with a short question's topic words too (`answered=False`)
-    naming_study: tuple[Concept, ...] = ()  # the parts of a question that names a study (`names_study=True`)
-    clinical_question: str = ""  # a long question's decision in its condition and population (`clinical_question`)
-    has_condition: bool = False
-
-
-def question_parts(question: str, concepts: Sequence[Concept]) -> QuestionParts:
-    """Return what `question` asks that an answer can miss, read once."""
-    return QuestionParts(
-        tuple(clinical_parts(question, concepts)),
-        tuple(clinical_parts(question, concepts, answered=False)),
-        tuple(clinical_parts(question, concepts, names_study=True)),
-        clinical_question(question, concepts),
-        any(c.role == CONDITION for c in concepts),
-    )
-
-
-def unanswered_parts(parts: QuestionParts, sentences: Sequence[str], *, sources: Sequence[Named] = ()) -> list[str]:
-    """Return what a question about a condition asks of it - the drug or procedure it names ("steroids" in
-    "steroids for severe CAP?") - when none of `sentences` speaks to any of it, else [].
-
-    The sources were admitted for the condition and may mention the drug ("does not endorse corticosteroids" in
-    a guideline's description) without a finding on it being quoted; the nearest finding on something else does
-    not answer the question. The decision tags are not read here: their findings word them in many ways ("good
-    clinical outcomes" for prognosis), and the judge step already required the sources to address them. A study
-    of `sources` the question names is a source, not a drug, and a kidney stage is the patient's detail.
-    """
-    if not parts.has_condition:
-        return []
-    names = {name.lower() for source in sources for name in (source.study_name, *source.names) if name}
-    asked = [
-        c
-        for c in parts.answerable
-        if c.names_intervention() and c.label.lower() not in names and kidney_range(c.label) is None
-    ]
-    if not asked:
-        return []
-    index = TextIndex(" ".join(sentences))
-    missing = [c.label for c in asked if not index.covers(c)]
-    return missing if len(missing) == len(asked) else []
-
-
-class Named(Protocol):
-    """A source with a study name and other names (`evidence.sources.EvidenceSource`)."""
-
-    @property
-    def study_name(self) -> str: ...
-    @property
-    def names(self) -> tuple[str, ...]: ...
-
-
-def clinical_question(question: str, concepts: Sequence[Concept]) -> str:
-    """Return a long question's clinical question - its decision in its condition and population - or "".
-
-    A case vignette is compared with evidence as a whole and by this part, so its patient details do not
-    push a source that answers the decision under the floor; a short question is its own clinical question.
-    """
-    conditions = [c.label for c in concepts if c.role in (CONDITION, POPULATION)]
-    decisions = [c.label for c in concepts if c.role == DECISION_ROLE]
-    if len(question.split()) < LONG_QUESTION_WORDS or not conditions or not decisions:
-        return ""
-    return f"{', '.join(decisions)} in {', '.join(conditions)}"
 
 
 def _add_spelled_tags(
@@ -335,7 +239,8 @@ def _add_spelled_tags(
     lexicon: Lexicon,
 ) -> None:
     """Add the tags the question names only in shorthand ("a pt on HD" is on dialysis, "UGIB" a GI bleed) as the
-    condition or decision concepts they are, with the tag's wordings, not as topic words."""
+    condition or decision concepts they are, with the tag's wordings, not as topic words; a generic decision by what
+    its wording names ("abx" is "antibiotics", a drug choice, never all the ways of asking for one)."""
     known = {concept.code for concept in concepts}
     asked = set(pico.disease_tags) | set(pico.decision_tags)
     for written, start, end in lexicon.hits(question):
@@ -346,24 +251,27 @@ def _add_spelled_tags(
                 term = vocabulary.terms.get(match.code)
                 if term is None or match.code in known or match.code not in asked or term.is_modifier:
                     continue
-                if term.is_generic or match.kind not in (DISEASE, DECISION):
+                own_words = _own_words(match.text) if term.is_generic else term.label  # "abx": "antibiotics"
+                if not own_words or match.kind not in (DISEASE, DECISION):
                     continue
                 if match.end - match.start < 0.6 * len(expansion):
                     continue  # the tag names only a part of what the shorthand stands for
                 own = lexicon.with_related(lexicon.exact.get(written) or lexicon.entries.get(form_of(written), ()))
-                phrases = [term.label, *term.synonyms]
+                phrases = [own_words] if term.is_generic else [term.label, *term.synonyms]
                 forms = tuple(
                     dict.fromkeys([*own, *(f for phrase in phrases for f in lexicon.expand(form_of(phrase)))])
                 )
                 role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
                 wordings = tuple(f for f in forms if f)
-                concepts.append(Concept(term.label, role, wordings, 1.0, match.code, answer_kind=term.answer_kind))
+                concepts.append(Concept(own_words, role, wordings, 1.0, match.code, term.is_generic, term.answer_kind))
                 known.add(match.code)
                 taken.append((start, end))
 
 
 def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list[Concept]]:
-    """Return the weighted share of `concepts` the text covers, and the concepts it misses."""
+    """Return the weighted share of `concepts` the text covers, and the concepts it misses (a `context` concept
+    counts only where the text covers it)."""
+    concepts = [c for c in concepts if not c.context or index.covers(c)]
     total = sum(concept.weight for concept in concepts)
     missing = [concept for concept in concepts if not index.covers(concept)]
     if not total:

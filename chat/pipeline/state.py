@@ -18,13 +18,14 @@ from chat.trace import Trace
 from evidence.citations.verify import VerifiedAnswer
 from evidence.claims.checker import ClaimRecord, SupportChecker
 from evidence.classification import Classification
-from evidence.concepts import Concept, Lexicon, QuestionParts, unanswered_parts
+from evidence.concepts import Concept, Lexicon
 from evidence.decomposition import SubQuery
 from evidence.followup import FollowUp
 from evidence.lexicon import Defined
 from evidence.models import Study
 from evidence.patient import PatientDetails
 from evidence.pico import Pico
+from evidence.question_parts import QuestionParts, unanswered_parts
 from evidence.ranking import RankingResult
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.sufficiency import Sufficiency

@@ -15,12 +15,13 @@ from chat.pipeline.state import AnswerRun, TraceStep, names
 from chat.providers import json_completer
 from evidence import language
 from evidence.asks import asked_for
-from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts, question_parts
+from evidence.concepts import TOPIC, Concept, Lexicon, question_concepts
 from evidence.decomposition import decompose_question
 from evidence.followup import read_turn
 from evidence.models import Study
 from evidence.patient import patient_details
 from evidence.pico import extract_pico
+from evidence.question_parts import question_parts
 from evidence.selectors import library_studies
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.tag_names import tag_label
@@ -81,7 +82,7 @@ def understand(run: AnswerRun) -> TraceStep:
     run.concepts = [c for c in run.concepts if not (c.role == TOPIC and c.label.lower() in named_words)]
     run.parts = question_parts(run.question, run.concepts)
     run.search_text = search_text(run.question, lexicon)
-    run.asks = asked_for(run.question, lexicon)
+    run.asks = asked_for(run.question, lexicon, run.concepts)
     # Kidney function, episode length, stage and follow-up time, read with the shorthand spelled out ("starts HD").
     run.patient = patient_details(lexicon.spelled_inline(run.question))
     follow_up = run.follow_up

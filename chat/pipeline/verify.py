@@ -10,16 +10,10 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE, PROVIDER_FAILURE_MESSAGE
 from evidence.asks import ASK_WORDS, answers
 from evidence.citations.verify import VerifiedAnswer, verify_answer
 from evidence.clinical_question import reads_clinical
-from evidence.concepts import (
-    CONDITION,
-    DECISION_ROLE,
-    POPULATION,
-    TOPIC,
-    joined_phrases,
-    unanswered_parts,
-)
+from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, joined_phrases
 from evidence.confidence import RED, SourceVerdict, rate_confidence
 from evidence.patient import stated_for_others
+from evidence.question_parts import unanswered_parts
 from evidence.text import is_disease
 
 # Below this similarity to anything stored, a question without a clinical term is not clinical.

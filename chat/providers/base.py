@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chat.answer_settings import AnswerSettings
-from evidence.concepts import Concept, QuestionParts
+from evidence.concepts import Concept
 from evidence.patient import PatientDetails
+from evidence.question_parts import QuestionParts
 from evidence.sources import EvidenceSet
 
 
@@ -41,7 +42,7 @@ class GenerationRequest:
     asks: tuple[str, ...] | None = None
     focus: frozenset[str] = frozenset()  # the stems a follow-up adds to the question before it (`follow_up_focus`)
     patient: PatientDetails | None = None  # what the question says of its patient (None: read from `question`)
-    parts: QuestionParts | None = None  # what an answer can miss (`evidence.concepts.question_parts`; None: read here)
+    parts: QuestionParts | None = None  # what an answer can miss (`question_parts`; None: read here)
     # Research pages send their own user turn and tools; None/"" keep the clinical defaults.
     toolbox: Toolbox | None = None
     user_turn: str = ""

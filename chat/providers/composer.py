@@ -21,20 +21,13 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point
-from evidence.concepts import (
-    DECISION_ROLE,
-    POPULATION,
-    Concept,
-    QuestionParts,
-    TextIndex,
-    question_parts,
-    unanswered_parts,
-)
+from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
 from evidence.kidney_function import fits, question_range
 from evidence.models import StudyKind
 from evidence.patient import PatientDetails, fitted, patient_details
+from evidence.question_parts import QuestionParts, question_parts, unanswered_parts
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
 from evidence.text import stems, tokens

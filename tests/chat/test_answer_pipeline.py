@@ -291,6 +291,32 @@ def test_outpatient_pneumonia_which_abx_leads_with_the_regimen_not_the_duration(
     assert "amoxicillin" in first and "clinically stable" not in first
 
 
+def test_empirical_antibiotics_in_the_icu_lead_with_the_regimen_not_the_duration(library):
+    # Walking the product: "empirical antibiotics?" asked in no word the composer read as asking, so the guideline's
+    # duration finding (it says "antibiotic") led. The drug-choice decision it names asks for a drug: the regimen for
+    # severe CAP leads. "CAP abx?" names the same decision in shorthand.
+    settings = answer_settings(live_search=False)
+    for question in ("CAP in the ICU, septic shock: empirical antibiotics?", "CAP abx?"):
+        first = answer_question(question=question, settings=settings).answer.split("\n")[0]
+        assert "beta-lactam" in first or "amoxicillin" in first, question
+        assert "clinically stable" not in first, question
+    # Stopping them is another decision: the duration finding answers it.
+    stop = answer_question(question="CAP, afebrile and stable for 48 h - stop abx after day 5?", settings=settings)
+    assert "at least 5 days" in stop.answer.split("\n")[0] and "does not state" not in stop.answer
+
+
+def test_an_inpatient_about_to_be_discharged_is_answered_by_the_guideline_on_the_drug(library):
+    # Walking the product: "inpatient" and "discharged" counted as topics the HF guideline does not name, which set
+    # it aside (0.56 < 0.60) and the answer abstained. Where the patient is treated is context.
+    result = answer_question(
+        question="HFrEF inpatient, about to be discharged - start dapagliflozin?",
+        settings=answer_settings(live_search=False),
+    )
+    assert not result.abstained
+    assert "SGLT2 inhibitor" in result.answer.split("\n")[0]
+    assert "inpatient" not in result.answer and "discharged" not in result.answer
+
+
 def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_is_missing(library):
     # The case names a score, a past ulcer bleed and anticoagulation. The sentence that states the agent is about
     # anticoagulation only; it answers "which agent" all the same (it was led by "does not state which drug").

@@ -167,3 +167,23 @@ def test_a_sentence_that_leans_on_the_one_before_is_not_moved():
 
     text = "Apixaban lowered stroke in the trial. Of these patients, 30% took 2.5 mg twice daily."
     assert asked_first(text, ["dose"]) == text
+
+
+def test_a_question_naming_only_decisions_that_ask_for_a_kind_asks_for_it():
+    from evidence.concepts import Concept
+
+    drugs = Concept("antibiotics", "decision", (("antibiot",),), code="drug_choice", generic=True, answer_kind="drug")
+    stopping = Concept("de-escalation", "decision", (("stop",),), code="de-escalation")
+    condition = Concept("community-acquired pneumonia", "condition", (("cap",),), code="cap")
+    # "CAP in the ICU: empirical antibiotics?" asks which antibiotics, though no word says "which".
+    assert asked_for("CAP in the ICU: empirical antibiotics?", concepts=[condition, drugs]) == ["drug"]
+    # "stop abx after day 5?" is about stopping them, a decision that asks for no kind: no drug is asked for.
+    assert asked_for("CAP, stable - stop abx after day 5?", concepts=[condition, stopping, drugs]) == []
+    # A decision worded by the drug itself names the drug: "does dapagliflozin benefit ...?" asks whether.
+    dapagliflozin = Concept("dapagliflozin", "decision", (("dapagliflozin",),), code="drug_choice", answer_kind="drug")
+    assert asked_for("Does dapagliflozin benefit HFpEF?", concepts=[condition, dapagliflozin]) == []
+    # A question asking whether ("Do we need ...?") asks for no kind of answer its words do not name.
+    assert asked_for("Do we need prophylactic abx for a port?", concepts=[drugs]) == []
+    assert asked_for("CAP, septic shock - should we start antibiotics?", concepts=[condition, drugs]) == []
+    # What the question's own words ask for comes first.
+    assert asked_for("empirical antibiotics - for how long?", concepts=[condition, drugs]) == ["duration"]

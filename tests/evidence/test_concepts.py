@@ -215,7 +215,8 @@ CASE = (
 
 
 def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more_than_it(seeded):
-    from evidence.concepts import CONDITION, TOPIC, clinical_parts, clinical_question
+    from evidence.concepts import CONDITION, TOPIC
+    from evidence.question_parts import clinical_parts, clinical_question
 
     concepts = concepts_of(CASE, seeded)
     core = sum(c.weight for c in concepts if c.role != TOPIC)
@@ -234,7 +235,7 @@ def test_a_case_is_judged_by_its_clinical_question_and_its_details_weigh_no_more
 
 
 def test_a_questions_parts_are_read_once_and_answer_what_the_steps_asked_of_the_question_before(seeded):
-    from evidence.concepts import clinical_parts, clinical_question, question_parts, unanswered_parts
+    from evidence.question_parts import clinical_parts, clinical_question, question_parts, unanswered_parts
 
     concepts = concepts_of(CASE, seeded)
     parts = question_parts(CASE, concepts)
@@ -350,7 +351,7 @@ def test_the_regimen_a_patient_is_on_is_read_when_the_question_asks_what_to_add(
 
 
 def test_the_patients_regimen_is_no_part_an_answer_must_cover(seeded):
-    from evidence.concepts import clinical_parts
+    from evidence.question_parts import clinical_parts
 
     question = "HFrEF EF 25% on ARNI, BB, MRA - add SGLT2i?"
     concepts = concepts_of(question, seeded)
@@ -426,3 +427,53 @@ def test_the_direction_a_question_asks_about_is_how_it_asks_not_a_topic_to_cover
     # "does not cover raise" in a YELLOW badge named the question's own verb as missing evidence.
     labels = {c.label for c in concepts_of(f"Do organophosphate pesticides {verb} TSH in applicators?", seeded)}
     assert verb not in labels and "pesticides" in labels
+
+
+def spelled_concepts(question, seeded):
+    """The question's concepts as the pipeline reads them: its shorthand spelled out for the PICO."""
+    vocabulary, lexicon = seeded
+    lexicon = lexicon.resolved(question)
+    pico = extract_pico(question, vocabulary=vocabulary, spelled_out=lexicon.spelled_out(question))
+    return question_concepts(question, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
+
+
+@pytest.mark.parametrize(
+    ("question", "setting_words"),
+    [
+        # Walking the product: "inpatient" and "discharged" were topics the HF guideline missed, so it was set
+        # aside (score 0.56 < 0.60) and the question abstained.
+        ("HFrEF inpatient, about to be discharged - start dapagliflozin?", {"inpatient", "discharged"}),
+        ("CAP in the ICU, septic shock: empirical antibiotics?", {"ICU"}),
+        ("outpt CAP, PCN allergy - doxy or azithro?", {"outpt"}),
+    ],
+)
+def test_where_the_patient_is_treated_counts_for_a_source_never_against_it(seeded, question, setting_words):
+    concepts = spelled_concepts(question, seeded)
+    assert {c.label for c in concepts if c.context} == setting_words
+    settings = [c for c in concepts if c.context]
+    others = [c for c in concepts if not c.context]
+    # A text silent on the setting covers as much of the question as one without the setting words would ...
+    silent = TextIndex(" ".join(c.label for c in others[:1]))
+    assert coverage(concepts, silent) == coverage(others, silent)
+    assert not set(coverage(concepts, silent)[1]) & set(settings)
+    # ... and one stated for the patient's setting covers more.
+    stated = TextIndex(" ".join(c.label for c in [*others[:1], *settings]))
+    assert coverage(concepts, stated)[0] > coverage(concepts, silent)[0]
+
+
+def test_a_care_setting_is_the_topic_of_a_question_that_names_no_condition(seeded):
+    # Without a condition, the setting is part of what is asked about, and a text that misses it misses the question.
+    concepts = spelled_concepts("outpatient parenteral therapy outcomes?", seeded)
+    assert [c.label for c in concepts if c.label == "outpatient" and not c.context] == ["outpatient"]
+
+
+def test_a_generic_decision_in_shorthand_is_what_it_names(seeded):
+    # "abx" spells out to "antibiotics", a wording of the drug-choice decision: a decision that asks for a drug,
+    # not a topic word "abx" (nor a condition named after the library's tag, as it once was).
+    concepts = spelled_concepts("CAP abx?", seeded)
+    assert [(c.label, c.role, c.answer_kind) for c in concepts] == [
+        ("community-acquired pneumonia", "condition", ""),
+        ("antibiotics", "decision", "drug"),
+    ]
+    # Its wordings are what it names, not every wording of "drug choice" ("versus", "dapagliflozin").
+    assert ("versus",) not in concepts[1].forms and ("dapagliflozin",) not in concepts[1].forms

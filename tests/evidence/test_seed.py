@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evidence import identifiers
-from evidence.models import EvidenceStrength, Finding, GuidanceItem, Study
+from evidence.models import EvidenceStrength, Finding, GuidanceItem, Study, Tag, TagKind
 from evidence.services.seed import SEED_PATH, SeedError, evidence_seed
 
 pytestmark = pytest.mark.django_db
@@ -173,6 +173,22 @@ def test_tags_are_normalised_and_anchor_scenarios_are_canonical():
         assert set(item.decision_tags) <= DECISION_TAGS, item.title
 
 
+def test_every_seeded_tag_is_a_curated_tag_of_its_kind():
+    # A study's disease tags that are not curated diseases became diseases of their own at question time: the CAP
+    # guideline's "antibiotics" made "abx" a condition to cover, and "anticoagulation" (a decision) a disease.
+    call_command("seed_evidence", stdout=StringIO())
+    kinds = dict(Tag.objects.values_list("code", "kind"))
+    rows = [*Study.objects.all(), *GuidanceItem.objects.all()]
+    misfiled = [
+        (str(row), tag, kind)
+        for row in rows
+        for tags, kind in ((row.disease_tags, TagKind.DISEASE), (row.decision_tags, TagKind.DECISION))
+        for tag in tags
+        if kinds.get(tag) != kind
+    ]
+    assert misfiled == []
+
+
 @pytest.mark.parametrize(
     ("study_name", "strength", "context", "test_names"),
     [
@@ -295,7 +311,7 @@ def test_command_prints_counts():
         "Classification rules: 13 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 367 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Drug classes: 16 created, 0 updated, 0 unchanged, 0 kept.\n"
-        "Curated words (word classes): 773 created, 0 updated, 0 unchanged, 0 kept.\n"
+        "Curated words (word classes): 778 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Decision aids: 6 created, 0 updated, 0 unchanged.\n"
     )
     assert second.getvalue() == (
@@ -307,7 +323,7 @@ def test_command_prints_counts():
         "Classification rules: 0 created, 0 updated, 13 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 0 created, 0 updated, 367 unchanged, 0 kept.\n"
         "Drug classes: 0 created, 0 updated, 16 unchanged, 0 kept.\n"
-        "Curated words (word classes): 0 created, 0 updated, 773 unchanged, 0 kept.\n"
+        "Curated words (word classes): 0 created, 0 updated, 778 unchanged, 0 kept.\n"
         "Decision aids: 0 created, 0 updated, 6 unchanged.\n"
     )
 
