@@ -173,6 +173,15 @@ def asked_first(text: str, asks: Sequence[str], kidney: Range | None = None) -> 
     return " ".join([sentences[best], *sentences[:best], *sentences[best + 1 :]])
 
 
+def on_decisions(sentence: str, decisions: Sequence[Concept]) -> bool:
+    """Return True when `sentence` speaks to one of the question's `decisions` (or there are none): it names one or
+    states the kind of answer one asks for ("12 months" for how long; naming any drug answers no "which drug")."""
+    if not decisions:
+        return True
+    index, kinds = TextIndex(sentence), {c.answer_kind for c in decisions} - {"", "drug"}
+    return any(index.covers(c) for c in decisions) or any(states(kind, sentence) for kind in kinds)
+
+
 def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
     """Return True when `sentence` states the `kind` asked for about the question's own decision.
 

@@ -20,7 +20,8 @@ from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
-from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, states, states_time_point
+from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, on_decisions, states, states_time_point
+from evidence.case_questions import CASE_WORDS
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
@@ -327,7 +328,13 @@ def compose_answer(
     lead, unstated = _bottom_line(focused or candidates, asks, concepts, patient.time_points)
     assert lead is not None
     taken = [lead.words]
-    rest = _select([c for c in candidates if c is not lead], taken=taken, settings=settings)
+    # Beyond the lead, a curated finding is quoted for a decision the question asks about: a guideline's
+    # recommendation on anticoagulation in AF is no evidence on SGLT2 inhibitors in diabetic kidney disease. (A case's
+    # decisions are read from its story too, less surely: its findings are not held to them.)
+    short = len(question.split()) < CASE_WORDS
+    decisions = [c for c in concepts if c.role == DECISION_ROLE] if short else []
+    on_decision = [c for c in candidates if c.section != CURATED_FINDING or on_decisions(c.sentence, decisions)]
+    rest = _select([c for c in on_decision if c is not lead], taken=taken, settings=settings)
     quoted = [lead, *rest]
     # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
     stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in quoted)}

@@ -317,6 +317,18 @@ def test_an_inpatient_about_to_be_discharged_is_answered_by_the_guideline_on_the
     assert "inpatient" not in result.answer and "discharged" not in result.answer
 
 
+def test_a_guidelines_finding_on_another_decision_is_not_quoted_as_evidence(library):
+    # Walking the product: "SGLT2i or GLP-1 RA?" in diabetic kidney disease quoted, under the KDIGO SGLT2 inhibitor
+    # recommendation, KDIGO's recommendation on anticoagulants in AF: same guideline, same kidneys, another decision.
+    settings = answer_settings(live_search=False)
+    result = answer_question(question="T2DM with CKD3b, ACR 400 - SGLT2i or GLP-1 RA?", settings=settings)
+    assert "SGLT2 inhibitor" in result.answer.split("\n")[0]
+    assert "anticoagulant" not in result.answer and "AF" not in result.answer
+    # A finding stating what was asked for counts, though it does not repeat the decision's name ("12 months").
+    dapt = answer_question(question="NSTEMI s/p DES, HBR - how long DAPT?", settings=settings).answer
+    assert "1 month" in dapt.split("\n")[0] and "12 months" in dapt
+
+
 def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_is_missing(library):
     # The case names a score, a past ulcer bleed and anticoagulation. The sentence that states the agent is about
     # anticoagulation only; it answers "which agent" all the same (it was led by "does not state which drug").

@@ -187,3 +187,18 @@ def test_a_question_naming_only_decisions_that_ask_for_a_kind_asks_for_it():
     assert asked_for("CAP, septic shock - should we start antibiotics?", concepts=[condition, drugs]) == []
     # What the question's own words ask for comes first.
     assert asked_for("empirical antibiotics - for how long?", concepts=[condition, drugs]) == ["duration"]
+
+
+def test_a_sentence_is_on_a_decision_when_it_names_it_or_states_what_it_asks_for():
+    from evidence.asks import on_decisions
+    from evidence.concepts import Concept
+
+    sglt2 = Concept("sglt2 inhibitor", "decision", (("sglt2", "inhibitor"),), code="drug_choice", answer_kind="drug")
+    duration = Concept("treatment duration", "decision", (("durat",),), code="duration", answer_kind="duration")
+    assert on_decisions("Give an SGLT2 inhibitor to adults with CKD and an ACR of 200 mg/g or more.", [sglt2])
+    # Naming another drug is no answer to which drug.
+    assert not on_decisions("In AF with CKD, use a NOAC rather than warfarin.", [sglt2])
+    # A duration states how long without saying "duration".
+    assert on_decisions("The default is 12 months of DAPT.", [duration])
+    assert not on_decisions("Prasugrel is preferred to clopidogrel.", [duration])
+    assert on_decisions("Anything at all.", [])
