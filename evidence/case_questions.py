@@ -7,6 +7,8 @@ and scans already done) is the patient's detail; what the asking sentences name 
 
 from __future__ import annotations
 
+import re
+
 from evidence.pico import is_negated
 from evidence.sentences import split_sentences
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
@@ -24,10 +26,27 @@ def asking_part(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
-def case_asking(question: str) -> str:
-    """Return a case's asking sentences, or "" when the question is no case or asks in no separate sentence."""
+# A sentence reporting a question: "The nurse asks whether she should be switched from aspirin to apixaban."
+_REPORTED = re.compile(r"\bwhether\b|\b(?:asks?|asking|wonders?|wondering)\s+(?:if|about)\b", re.IGNORECASE)
+
+
+def case_asking(question: str, vocabulary: Vocabulary | None = None) -> str:
+    """Return a case's asking sentences, or "" when the question is no case or asks in no separate sentence.
+
+    With the `vocabulary`, a case whose questions name no decision to make - only the kind of answer wanted, "What
+    do the trials say for episodes of this duration?" - asks what the sentences reporting a question ask too ("The
+    nurse asks whether she should be switched from aspirin to apixaban").
+    """
     asking = asking_part(question)
-    return asking if len(question.split()) >= CASE_WORDS and asking != question else ""
+    if len(question.split()) < CASE_WORDS or asking == question:
+        return ""
+    if vocabulary and not any(
+        m.kind == DECISION and not vocabulary.answer_kind(m.code) for m in vocabulary.matches(asking)
+    ):
+        sentences = split_sentences(question)
+        reported = [s for s in sentences if _REPORTED.search(s) and not s.rstrip().endswith("?")]
+        asking = " ".join(s for s in sentences if s in reported or s.rstrip().endswith("?"))
+    return asking
 
 
 def asked_decisions(asking: str, vocabulary: Vocabulary) -> set[str]:

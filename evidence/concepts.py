@@ -114,8 +114,10 @@ def question_concepts(
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
-    case_sentences = case_asking(question)  # a case's asking sentences, read once
+    case_sentences = case_asking(question, vocabulary)  # a case's asking sentences, read once
     asked = asked_conditions(case_sentences, vocabulary)
+    # The first condition named is the primary one; in a case that asks about another, it is the patient's history.
+    primary = pico.primary_disease_tag if not vocabulary.conditions(sorted(asked)) else None
     decisions_asked = asked_decisions(case_sentences, vocabulary)
     asking = language.words(*QUESTION_WORDS)
     generic = language.current().derived(_question_stems)
@@ -126,7 +128,7 @@ def question_concepts(
         taken.append((match.start, match.end))
         if vocabulary.is_modifier(match.code):
             continue  # "stage 4" narrows the condition; it is not a concept of its own
-        if asked and match.kind == DISEASE and match.code not in asked and match.code != pico.primary_disease_tag:
+        if asked and match.kind == DISEASE and match.code not in asked and match.code != primary:
             continue  # a case's comorbidity ("CKD3a with eGFR 48" in a heart-failure question) is the patient's
         if decisions_asked and match.kind == DECISION and match.code not in decisions_asked:
             continue  # the story's decisions ("ctDNA surveillance", "CT shows no disease") are what was done

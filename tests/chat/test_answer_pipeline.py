@@ -329,6 +329,23 @@ def test_a_guidelines_finding_on_another_decision_is_not_quoted_as_evidence(libr
     assert "1 month" in dapt.split("\n")[0] and "12 months" in dapt
 
 
+def test_a_case_reporting_its_question_is_answered_on_that_decision_not_its_comorbidities(library):
+    # Walking the product: the case's only question mark asked "for device-detected episodes of this duration?", so
+    # "duration" was read as its decision and the switch to apixaban, reported in the sentence before, as the story:
+    # the answer listed hypertension and diabetes as what the evidence does not cover.
+    question = (
+        "81M with a pacemaker for complete heart block, hypertension and type 2 diabetes, eGFR 55, on aspirin 75 mg "
+        "for primary prevention. The last interrogation showed atrial high-rate episodes up to 6 hours long, never any "
+        "AF on a 12-lead ECG or Holter. His daughter asks whether he should be switched from aspirin to apixaban. "
+        "What do the trials say for device-detected episodes this long?"
+    )
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    assert not result.abstained
+    assert "hypertension" not in result.answer and "diabetes mellitus" not in result.answer
+    cited = {reference["pmid"] for reference in result.references}
+    assert len(cited & {"37622677", "39210723", "37952132", "38033089"}) >= 2, cited
+
+
 def test_a_case_asking_which_agent_is_answered_by_the_drug_finding_not_told_it_is_missing(library):
     # The case names a score, a past ulcer bleed and anticoagulation. The sentence that states the agent is about
     # anticoagulation only; it answers "which agent" all the same (it was led by "does not state which drug").
