@@ -25,9 +25,11 @@ _LASTED = re.compile(
     r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE,
     re.IGNORECASE,
 )
-# Written right after the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min" (not "2 days ago").
+# Written next to the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min", "episodes up to 6 hours long",
+# "8 h of AHRE" (not "2 days ago").
 _EPISODE = re.compile(
-    r"\b(?:AHREs?|episodes?|runs?)\s+" + _AMOUNT_OR_RANGE + r"(?!\s+(?:ago|post|after|before|later))",
+    r"\b(?:AHREs?|episodes?|runs?)\s+(?:of\s+)?(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE
+    + r"(?!\s+(?:ago|post|after|before|later))|" + _AMOUNT_OR_RANGE + r"\s+of\s+(?:AHREs?|atrial high[- ]rate)",
     re.IGNORECASE,
 )
 # Any amount of time ("3 min", "4 wks"): a detail of the patient, never a topic word.
@@ -51,7 +53,8 @@ def question_duration(question: str) -> Range | None:
     match = _LASTED.search(question) or _EPISODE.search(question)
     if match is None:
         return None
-    first, first_unit, second, unit = match.groups()
+    groups = match.groups()
+    first, first_unit, second, unit = groups[:4] if groups[0] else groups[4:8]  # which wording matched
     low = _minutes(first, first_unit or unit)
     return (low, _minutes(second, unit)) if second else (low, low)
 

@@ -19,6 +19,10 @@ from evidence.durations import finding_durations, fits, question_duration
         ("AHRE 3 min on PPM interrogation, CHA2DS2-VASc 4", (3.0, 3.0)),
         ("AHREs 2-4 min on the loop recorder", (2.0, 4.0)),
         ("an episode 2 days ago", None),
+        # Walking the product: these were read as no duration, so the finding for episodes of 24 hours or longer led.
+        ("atrial high-rate episodes up to 6 hours long, never AF on ECG", (360.0, 360.0)),
+        ("8 h of AHRE on pacemaker interrogation, CHA2DS2-VASc 4", (480.0, 480.0)),
+        ("episodes up to 3 days ago", None),
         # Time since something, or a treatment's length, is not how long an episode lasted.
         ("DES 3 days ago, 4 weeks post-op, on DAPT for 6 months", None),
     ],
