@@ -73,7 +73,8 @@ class Concept:
     context: bool = False  # where the patient is treated ("inpatient", "ICU"): counts for a text, never against it
 
     def to_dict(self) -> dict[str, object]:
-        return {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
+        found = {"label": self.label, "role": self.role, "weight": round(self.weight, 3)}
+        return {**found, "context": True} if self.context else found
 
     def names_intervention(self) -> bool:
         """Return True for a topic written or spelled out as a drug or procedure ("steroids", "PPI" as proton pump

@@ -41,6 +41,9 @@ def _understand(data: Mapping[str, Any]) -> str:
     # Shorthand no curated row knows, read as the stored abstracts define it: the reader can see how it was read.
     them = "it" if len(defined) == 1 else "them"
     read = f" Read {_listed(defined)}, as stored abstracts define {them}." if defined else ""
+    # Where the patient is treated is context: a source need not say it ("inpatient, about to be discharged").
+    settings = _listed([c["label"] for c in concepts if c.get("context")])
+    read += f" Read {settings} as where the patient is treated: context a source need not mention." if settings else ""
     if not conditions and not decisions:
         return "Found no condition or treatment decision the library knows in the question." + read
     about = f"about {_listed(conditions)}" if conditions else "about a condition the library does not know"

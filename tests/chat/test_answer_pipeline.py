@@ -315,6 +315,11 @@ def test_an_inpatient_about_to_be_discharged_is_answered_by_the_guideline_on_the
     assert not result.abstained
     assert "SGLT2 inhibitor" in result.answer.split("\n")[0]
     assert "inpatient" not in result.answer and "discharged" not in result.answer
+    # The trace says which words were read as context.
+    understood = next(step for step in result.trace if step["step"] == "understand")["data"]["concepts"]
+    assert {c["label"] for c in understood if c.get("context")} == {"inpatient", "discharged"}
+    summary = next(step for step in result.trace if step["step"] == "understand")["summary"]
+    assert "Read inpatient and discharged as where the patient is treated" in summary, summary
 
 
 def test_a_guidelines_finding_on_another_decision_is_not_quoted_as_evidence(library):
