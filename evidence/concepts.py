@@ -18,7 +18,7 @@ from evidence import care_settings, durations, language, stages
 from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
+from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_items, regimen_spans
 from evidence.text import is_disease, is_intervention, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -115,6 +115,7 @@ def question_concepts(
     """
     concepts: list[Concept] = []
     taken: list[tuple[int, int]] = []
+    decided: list[tuple[int, int]] = []  # where the question names a drug to choose (`Tag.answer_kind` "drug")
     case_sentences = case_asking(question, vocabulary)  # a case's asking sentences, read once
     asked = asked_conditions(case_sentences, vocabulary)
     # The first condition named is the primary one; in a case that asks about another, it is the patient's history.
@@ -158,7 +159,8 @@ def question_concepts(
         role = CONDITION if match.kind == DISEASE and match.code in pico.disease_tags else DECISION_ROLE
         answer_kind = vocabulary.answer_kind(match.code)
         concepts.append(Concept(label, role, forms, 1.0, match.code, generic_decision, answer_kind))
-    _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
+        decided += [(match.start, match.end)] if answer_kind == "drug" else []
+    decided += _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
     age = _AGE.search(question)
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
@@ -166,6 +168,10 @@ def question_concepts(
     # The patient's stage ("stage IIIA"), amounts of time ("3 min") and, when the question asks what to add, the
     # regimen the patient is on ("on ARNI, metoprolol, spironolactone - add dapagliflozin?") are details, not topics.
     taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question)
+    # So is what the patient is on when the question asks about another drug ("LVEF 30% -> 50% on GDMT - do the
+    # SGLT2i trials cover him?"), not when it asks about that one ("on tamoxifen - endometrial surveillance?").
+    on = regimen_items(question)
+    taken += on if any(not any(a <= start < b for a, b in on) for start, _ in decided) else []
     taken += measurement_spans(question)  # "K 6.1", "Hb 10.4", "EF 30%"
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
@@ -240,12 +246,14 @@ def _add_spelled_tags(
     vocabulary: Vocabulary,
     pico: Pico,
     lexicon: Lexicon,
-) -> None:
+) -> list[tuple[int, int]]:
     """Add the tags the question names only in shorthand ("a pt on HD" is on dialysis, "UGIB" a GI bleed) as the
     condition or decision concepts they are, with the tag's wordings, not as topic words; a generic decision by what
-    its wording names ("abx" is "antibiotics", a drug choice, never all the ways of asking for one)."""
+    its wording names ("abx" is "antibiotics", a drug choice, never all the ways of asking for one). Return where the
+    question names a drug to choose among those added."""
     known = {concept.code for concept in concepts}
     asked = set(pico.disease_tags) | set(pico.decision_tags)
+    decided: list[tuple[int, int]] = []
     for written, start, end in lexicon.hits(question):
         if any(s <= start < e for s, e in taken):
             continue
@@ -269,6 +277,8 @@ def _add_spelled_tags(
                 concepts.append(Concept(own_words, role, wordings, 1.0, match.code, term.is_generic, term.answer_kind))
                 known.add(match.code)
                 taken.append((start, end))
+                decided += [(start, end)] if term.answer_kind == "drug" else []
+    return decided
 
 
 def coverage(concepts: Sequence[Concept], index: TextIndex) -> tuple[float, list[Concept]]:

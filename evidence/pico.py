@@ -202,8 +202,12 @@ def regimen_spans(question: str) -> list[tuple[int, int]]:
     SGLT2 inhibitor need not address it. A question about the drug the patient is on ("on apixaban - hold before
     colonoscopy?") asks about that drug: no span is returned there.
     """
-    if not _ADDS.search(question):
-        return []
+    return regimen_items(question) if _ADDS.search(question) else []
+
+
+def regimen_items(question: str) -> list[tuple[int, int]]:
+    """Return the spans of the treatments the question says the patient is on ("on GDMT", "taking warfarin"), whatever
+    it asks; "data on X" is about X, not a treatment taken."""
     return [
         match.span("items")
         for match in _REGIMEN.finditer(question)

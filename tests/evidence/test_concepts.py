@@ -477,3 +477,23 @@ def test_a_generic_decision_in_shorthand_is_what_it_names(seeded):
     ]
     # Its wordings are what it names, not every wording of "drug choice" ("versus", "dapagliflozin").
     assert ("versus",) not in concepts[1].forms and ("dapagliflozin",) not in concepts[1].forms
+
+
+@pytest.mark.parametrize(
+    ("question", "regimen", "kept"),
+    [
+        # Walking the clinician set: "on GDMT" was the first sentence's "The cited evidence gives no finding on GDMT".
+        ("HFimpEF (LVEF 30% -> 50% on GDMT) - do the SGLT2i HFpEF trial data cover him?", "GDMT", "HFimpEF"),
+        # Asking what to add, as before.
+        ("HFrEF on ARNI and metoprolol - add dapagliflozin?", "metoprolol", "dapagliflozin"),
+    ],
+)
+def test_what_the_patient_is_on_is_a_detail_when_another_decision_is_asked(seeded, question, regimen, kept):
+    labels = {c.label for c in spelled_concepts(question, seeded)}
+    assert regimen not in labels and kept in labels
+
+
+def test_what_the_patient_is_on_stays_a_topic_when_nothing_else_is_asked(seeded):
+    # "on tamoxifen - endometrial surveillance needed?" asks about the patient's own drug.
+    question = "breast cancer on tamoxifen - endometrial surveillance needed?"
+    assert "tamoxifen" in {c.label for c in spelled_concepts(question, seeded)}
