@@ -18,7 +18,7 @@ from evidence import care_settings, durations, language, stages
 from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_items, regimen_spans
+from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
 from evidence.text import is_disease, is_intervention, stem, tokens
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
@@ -165,13 +165,9 @@ def question_concepts(
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:
         taken.append(age.span())
-    # The patient's stage ("stage IIIA"), amounts of time ("3 min") and, when the question asks what to add, the
-    # regimen the patient is on ("on ARNI, metoprolol, spironolactone - add dapagliflozin?") are details, not topics.
-    taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question)
-    # So is what the patient is on when the question asks about another drug ("LVEF 30% -> 50% on GDMT - do the
-    # SGLT2i trials cover him?"), not when it asks about that one ("on tamoxifen - endometrial surveillance?").
-    on = regimen_items(question)
-    taken += on if any(not any(a <= start < b for a, b in on) for start, _ in decided) else []
+    # The patient's stage ("stage IIIA"), amounts of time ("3 min") and, when the question asks what to add or about
+    # another drug, the regimen the patient is on ("on ARNI, metoprolol - add dapagliflozin?") are details, not topics.
+    taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question, decided)
     taken += measurement_spans(question)  # "K 6.1", "Hb 10.4", "EF 30%"
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.

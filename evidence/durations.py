@@ -25,13 +25,14 @@ _LASTED = re.compile(
     r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE,
     re.IGNORECASE,
 )
-# Written next to the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min", "episodes up to 6 hours long",
-# "8 h of AHRE" (not "2 days ago").
+# Written next to the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min", "episodes up to 6 hours long"
+# (not "2 days ago"), or before it: "8 h of AHRE".
 _EPISODE = re.compile(
-    r"\b(?:AHREs?|episodes?|runs?)\s+(?:of\s+)?(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE
-    + r"(?!\s+(?:ago|post|after|before|later))|" + _AMOUNT_OR_RANGE + r"\s+of\s+(?:AHREs?|atrial high[- ]rate)",
+    r"\b(?:AHREs?|episodes?|runs?)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE
+    + r"(?!\s+(?:ago|post|after|before|later))",
     re.IGNORECASE,
 )
+_BEFORE_EPISODE = re.compile(_AMOUNT_OR_RANGE + r"\s+of\s+(?:AHREs?|atrial high[- ]rate)", re.IGNORECASE)
 # Any amount of time ("3 min", "4 wks"): a detail of the patient, never a topic word.
 _AMOUNT = re.compile(_N + r"\s*" + _UNIT, re.IGNORECASE)
 # A finding's: "6 minutes to 24 hours", "5 to 30 minutes", "shorter than 5 minutes", "24 hours or longer".
@@ -50,11 +51,10 @@ def _minutes(number: str, unit: str) -> float:
 
 def question_duration(question: str) -> Range | None:
     """Return how long the patient's episodes lasted, in minutes, or None when the question does not say."""
-    match = _LASTED.search(question) or _EPISODE.search(question)
+    match = _LASTED.search(question) or _EPISODE.search(question) or _BEFORE_EPISODE.search(question)
     if match is None:
         return None
-    groups = match.groups()
-    first, first_unit, second, unit = groups[:4] if groups[0] else groups[4:8]  # which wording matched
+    first, first_unit, second, unit = match.groups()
     low = _minutes(first, first_unit or unit)
     return (low, _minutes(second, unit)) if second else (low, low)
 

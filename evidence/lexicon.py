@@ -179,10 +179,10 @@ class Lexicon:
         """
         lexicon = self.resolved(question)
         shorthand = lexicon.unknown_shorthand(question, names) if define is not None else []
-        defined = list(define(terms=shorthand, question=question)) if define is not None and shorthand else []
-        if defined:
-            lexicon = lexicon.with_terms([(d.short, (d.long,), False, ()) for d in defined])
-        return lexicon, defined
+        if not shorthand or define is None:
+            return lexicon, []
+        defined = list(define(terms=shorthand, question=question))
+        return (lexicon.with_terms([(d.short, (d.long,), False, ()) for d in defined]) if defined else lexicon), defined
 
     def with_terms(self, rows: Iterable[LexiconRow]) -> Lexicon:
         """Return the lexicon with `rows` added where it has no such term; where a question writes its terms is

@@ -195,24 +195,22 @@ def measurement_spans(question: str) -> list[tuple[int, int]]:
     return [match.span() for match in _MEASUREMENT.finditer(question)]
 
 
-def regimen_spans(question: str) -> list[tuple[int, int]]:
-    """Return the spans of the treatments the patient is already on, when the question asks what to add or do next.
+def regimen_spans(question: str, drugs_asked: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Return the spans of the treatments the patient is already on, when the question asks what to add or do next,
+    or asks about another drug (`drugs_asked`: where it names a drug to choose, outside the regimen).
 
-    In "HFrEF on ARNI, BB, MRA - add SGLT2i?" the regimen is the patient's background: an answer about the
-    SGLT2 inhibitor need not address it. A question about the drug the patient is on ("on apixaban - hold before
-    colonoscopy?") asks about that drug: no span is returned there.
+    In "HFrEF on ARNI, BB, MRA - add SGLT2i?" and "LVEF 30% -> 50% on GDMT - do the SGLT2i trials cover him?" the
+    regimen is the patient's background: an answer about the SGLT2 inhibitor need not address it. A question about
+    the drug the patient is on ("on apixaban - hold before colonoscopy?", "on tamoxifen - endometrial surveillance?")
+    asks about that drug: no span is returned there. "Data on X" is about X, not a treatment taken.
     """
-    return regimen_items(question) if _ADDS.search(question) else []
-
-
-def regimen_items(question: str) -> list[tuple[int, int]]:
-    """Return the spans of the treatments the question says the patient is on ("on GDMT", "taking warfarin"), whatever
-    it asks; "data on X" is about X, not a treatment taken."""
-    return [
+    items = [
         match.span("items")
         for match in _REGIMEN.finditer(question)
         if not _ABOUT_BEFORE.search(question[: match.start()])
     ]
+    elsewhere = any(not any(start <= at < end for start, end in items) for at, _ in drugs_asked)
+    return items if items and (elsewhere or _ADDS.search(question)) else []
 
 
 def is_negated(question: str, match: TagMatch) -> bool:

@@ -60,6 +60,7 @@ class QuestionParts:
     naming_study: tuple[Concept, ...] = ()  # the parts of a question that names a study (`names_study=True`)
     clinical_question: str = ""  # a long question's decision in its condition and population (`clinical_question`)
     has_condition: bool = False
+    is_case: bool = False  # a case description (`CASE_WORDS` or more): its decisions are read less surely
 
 
 def question_parts(question: str, concepts: Sequence[Concept]) -> QuestionParts:
@@ -70,6 +71,7 @@ def question_parts(question: str, concepts: Sequence[Concept]) -> QuestionParts:
         tuple(clinical_parts(question, concepts, names_study=True)),
         clinical_question(question, concepts),
         any(c.role == CONDITION for c in concepts),
+        len(question.split()) >= CASE_WORDS,
     )
 
 

@@ -21,7 +21,6 @@ from chat.prompts import ABSTENTION_NO_EVIDENCE
 from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, on_decisions, states, states_time_point
-from evidence.case_questions import CASE_WORDS
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
 from evidence.findings import CuratedFinding
 from evidence.injection import addresses_reader
@@ -331,8 +330,7 @@ def compose_answer(
     # Beyond the lead, a curated finding is quoted for a decision the question asks about: a guideline's
     # recommendation on anticoagulation in AF is no evidence on SGLT2 inhibitors in diabetic kidney disease. (A case's
     # decisions are read from its story too, less surely: its findings are not held to them.)
-    short = len(question.split()) < CASE_WORDS
-    decisions = [c for c in concepts if c.role == DECISION_ROLE] if short else []
+    decisions = [c for c in concepts if c.role == DECISION_ROLE] if not parts.is_case else []
     on_decision = [c for c in candidates if c.section != CURATED_FINDING or on_decisions(c.sentence, decisions)]
     rest = _select([c for c in on_decision if c is not lead], taken=taken, settings=settings)
     quoted = [lead, *rest]
