@@ -56,7 +56,12 @@ ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             r"|\blength of (?:treatment|therapy)\b",
             re.IGNORECASE,
         ),
-        re.compile(r"\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b", re.IGNORECASE),
+        # "within 6 months" bounds when something happened ("bleeding within 6 months" in a list of criteria), and
+        # says nothing of how long to treat.
+        re.compile(
+            r"(?<!\bwithin )\b\d+\s?(?:(?:to|-|\u2013)\s?\d+\s?)?(?:days?|weeks?|months?|years?|hours?)\b",
+            re.IGNORECASE,
+        ),
     ),
     "timing": (
         re.compile(

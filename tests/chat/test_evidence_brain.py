@@ -297,3 +297,12 @@ def test_an_abstention_never_names_the_patients_class_or_a_way_of_asking(library
     assert result.abstained
     reason = result.answer.split(".")[0]
     assert "sotatercept" in reason and "FC" not in reason and "add" not in reason.split(), reason
+
+
+def test_a_criterion_window_is_not_read_as_the_duration_asked_for(library, eutils):
+    # It led with the ARC-HBR major criteria: "bleeding ... within 6 months" read as a DAPT duration. The ACS
+    # guideline's 1-month recommendation is for ACS, a sibling of stable CAD, so no cited source states one.
+    result = answer_question(question="HBR pt after PCI for stable CAD - DAPT duration?")
+    first = result.answer.split("\n")[0]
+    assert first.startswith("**Bottom line:** The cited evidence does not state a treatment duration."), first
+

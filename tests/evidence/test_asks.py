@@ -121,6 +121,22 @@ def test_a_concentration_is_not_a_dose(sentence, dose):
 
 
 @pytest.mark.parametrize(
+    ("sentence", "duration"),
+    [
+        ("switching to single antiplatelet therapy after only 1 month of DAPT", True),
+        ("the default strategy remains 12 months of DAPT", True),
+        ("antibiotics for 5-7 days", True),
+        # A window for when something happened, in a list of criteria, says nothing of how long to treat.
+        ("spontaneous bleeding needing transfusion within 6 months, or cancer within 12 months", False),
+    ],
+)
+def test_a_window_before_now_is_no_treatment_duration(sentence, duration):
+    from evidence.asks import states
+
+    assert states("duration", sentence) is duration
+
+
+@pytest.mark.parametrize(
     ("question", "timing"),
     [
         ("GI bleed on apixaban - when to restart?", True),
