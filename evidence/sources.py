@@ -23,6 +23,7 @@ from evidence.screening import without_instructions
 ORIGIN_LIBRARY, ORIGIN_RETRIEVED, ORIGIN_TOOL = "library", "retrieved", "tool"
 LIBRARY_KEY_FINDING_CHUNK = "key_finding"
 WITHHELD_TITLE = "(title withheld: it reads as instructions to an AI)"
+_AUTHOR_YEAR = re.compile(r"([A-Z][a-z]+(?:-[A-Z][a-z]+)?) (?:19|20)\d\d\b")
 
 
 def doc_id_for(*, pmid: str = "", doi: str = "", nct: str = "", pmcid: str = "") -> str:
@@ -386,15 +387,14 @@ class EvidenceSet:
 
 @lru_cache(maxsize=32)
 def _compile_names(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern[str], str]]:
+    """Acronym-like names (DYNAMIC, COSMOS) match case-sensitively, descriptive aliases in any case; a study named
+    for its first author ("Reinert 2019 (Signatera CRC)") is also called by the surname, capitalised."""
     compiled = []
     for name, doc_id in dict.fromkeys(pairs):
         cleaned = name.strip()
-        if len(cleaned) < 3:
-            continue
-        # Acronym-like names (DYNAMIC, DELIVER, COSMOS) are ordinary words in lower case: match
-        # them case-sensitively; descriptive aliases match in any case.
         acronym_like = any(sum(ch.isupper() for ch in token) >= 2 for token in cleaned.split())
-        flags = 0 if acronym_like else re.IGNORECASE
         body = r"\s+".join(re.escape(token) for token in cleaned.split())
-        compiled.append((re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", flags), doc_id))
+        wordings = [(body, 0 if acronym_like else re.IGNORECASE)] if len(cleaned) >= 3 else []
+        wordings += [(re.escape(author.group(1)), 0) for author in [_AUTHOR_YEAR.match(cleaned)] if author]
+        compiled += [(re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", flags), doc_id) for body, flags in wordings]
     return compiled

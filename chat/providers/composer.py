@@ -309,7 +309,11 @@ def compose_answer(
     `patient` and `parts`: what the question says of its patient and what an answer can miss (read here when None)."""
     admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
-    offered = [s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library]
+    # A study called by a short name ("Reinert cohort: ctDNA+?") speaks first; a guideline not ("ARC-HBR+" = patient).
+    found = [(pattern, doc_id) for pattern, doc_id in evidence.name_patterns() if pattern.search(question)]
+    called = {doc_id for pattern, doc_id in found if pattern.pattern.count(r"\s+") < 3}
+    offered = sorted((s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library),
+                     key=lambda s: not (s.doc_id in called and s.kind != StudyKind.GUIDELINE))
     asks, patient = list(asks) if asks is not None else asked_for(question), patient or patient_details(question)
     parts = parts or question_parts(question, concepts)
     candidates = _candidates(
@@ -343,7 +347,7 @@ def compose_answer(
     kidney_fitted = patient.kidney is not None and any(fits(patient.kidney, c.sentence) for c in quoted)
     setting_fitted = any(care_settings.fits(patient.setting, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
-    names_study = any(pattern.search(question) for pattern, doc_id in evidence.name_patterns() if doc_id in cited)
+    names_study = any(doc_id in cited for _, doc_id in found)
     open_concepts = [
         c
         for c in (parts.naming_study if names_study else parts.answerable)

@@ -306,3 +306,34 @@ def test_a_criterion_window_is_not_read_as_the_duration_asked_for(library, eutil
     first = result.answer.split("\n")[0]
     assert first.startswith("**Bottom line:** The cited evidence does not state a treatment duration."), first
 
+
+
+def test_a_ctdna_assay_named_by_its_brand_is_read_as_ctdna(library, eutils):
+    # It abstained ("Nothing stored here addresses adjuvant therapy, colorectal cancer and Signatera positivity"):
+    # the assay's name was an unknown word, which the studies run with it (GALAXY, Reinert 2019) never write.
+    result = answer_question(question="Does Signatera positivity after surgery predict relapse in CRC?")
+    assert not result.abstained, result.answer
+    assert {"36646802", "31070691"} & {ref["pmid"] for ref in result.references}, result.answer
+    concepts = [c["label"] for c in result.trace[0]["data"]["concepts"]]
+    assert "circulating tumour DNA" in concepts and "Signatera" not in concepts, concepts
+
+
+def test_a_study_named_for_its_first_author_is_named_by_the_surname(library):
+    from chat.pipeline.understand import named_studies
+    from evidence.models import Study
+
+    studies = list(Study.objects.all())
+    named = named_studies("Reinert Signatera CRC cohort - ctDNA+ linked to relapse?", studies)
+    assert [study.study_name for study in named] == ["Reinert 2019 (Signatera CRC)"]
+    # Capitalised only: "tie" is a word, "Tie 2016" a study.
+    assert named_studies("does a tie in the trial matter?", studies) == []
+    assert [s.study_name for s in named_studies("What did Tie find?", studies)] == ["Tie 2016 (stage II colon ctDNA)"]
+
+
+def test_a_study_the_question_calls_by_name_speaks_first(library, eutils):
+    # GALAXY, on the same assay and with a finding tagged for adjuvant therapy, outscored the named cohort and led.
+    result = answer_question(question="Reinert cohort - was ctDNA+ after surgery or post-adjuvant linked to relapse?")
+    assert result.answer.startswith("**Bottom line:** **Reinert 2019 (Signatera CRC)**"), result.answer
+    # A guideline's name can label the patient: the ACS guideline's 1-month switch still leads here.
+    result = answer_question(question="ARC-HBR+ after DES for NSTEMI - earliest switch to SAPT?")
+    assert "1 month" in result.answer.split("\n")[0], result.answer
