@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evidence.case_questions import asking_part
 from evidence.concepts import DECISION_ROLE, Concept, TextIndex
 from evidence.kidney_function import Range, fits
 from evidence.lexicon import Lexicon
-from evidence.sentences import split_sentences
+from evidence.sentences import asking_part, split_sentences
 
 # What a question can ask for, and how a sentence states it.
 ASKS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {

@@ -7,27 +7,11 @@ and scans already done) is the patient's detail; what the asking sentences name 
 
 from __future__ import annotations
 
-import re
-
 from evidence.pico import is_negated
-from evidence.sentences import split_sentences
+from evidence.sentences import REPORTED_QUESTION, asking_part, split_sentences
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 CASE_WORDS = 25  # a question this long describes a patient
-
-
-def asking_part(question: str) -> str:
-    """Return the sentences of `question` that ask (end in a question mark), or all of it when none does.
-
-    A case tells the patient's story in statements ("on aspirin 75 mg", "eGFR 28, ACR 40 mg/g") and asks in
-    its last sentences; a dose or a duration in the story is a detail of the patient, not what was asked.
-    """
-    asking = [sentence for sentence in split_sentences(question) if sentence.rstrip().endswith("?")]
-    return " ".join(asking) if asking else question
-
-
-# A sentence reporting a question: "The nurse asks whether she should be switched from aspirin to apixaban."
-_REPORTED = re.compile(r"\bwhether\b|\b(?:asks?|asking|wonders?|wondering)\s+(?:if|about)\b", re.IGNORECASE)
 
 
 def case_asking(question: str, vocabulary: Vocabulary | None = None) -> str:
@@ -44,7 +28,7 @@ def case_asking(question: str, vocabulary: Vocabulary | None = None) -> str:
         m.kind == DECISION and not vocabulary.answer_kind(m.code) for m in vocabulary.matches(asking)
     ):
         sentences = split_sentences(question)
-        reported = [s for s in sentences if _REPORTED.search(s) and not s.rstrip().endswith("?")]
+        reported = [s for s in sentences if REPORTED_QUESTION.search(s) and not s.rstrip().endswith("?")]
         asking = " ".join(s for s in sentences if s in reported or s.rstrip().endswith("?"))
     return asking
 

@@ -18,6 +18,7 @@ import jsonschema
 import structlog
 
 from evidence import language
+from evidence.sentences import asking_spans
 from evidence.vocabulary import DECISION, DISEASE, TagMatch, Vocabulary
 
 logger = structlog.get_logger(__name__)
@@ -270,7 +271,13 @@ def extract_pico_rules(
             tags = disease_tags if match.kind == DISEASE else decision_tags if match.kind == DECISION else None
             if tags is not None and match.code not in tags:
                 tags.append(match.code)
-    primary_decision = choose_primary_decision(decision_tags, vocabulary)
+    # What the question asks decides before what its story names ("she stopped apixaban ...; her GP asks whether and
+    # when to restart it" is about restarting, not stopping).
+    spans = asking_spans(question)
+    asked = [m.code for m in matches if m.kind == DECISION and any(s <= m.start < e for s, e in spans)]
+    primary_decision = next((t for t in asked if not vocabulary.is_generic(t)), None) or choose_primary_decision(
+        decision_tags, vocabulary
+    )
 
     patient = ""
     if found := _PATIENT_RE.search(question):

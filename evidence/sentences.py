@@ -1,4 +1,5 @@
-"""The one sentence splitter: abstracts (chunking), answers (citation verification), the composer, screening."""
+"""The one sentence splitter: abstracts (chunking), answers (citation verification), the composer, screening; and
+where a question asks (`asking_spans`)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,32 @@ def split_sentences(text: str) -> list[str]:
         if piece.strip():
             sentences.append(piece.strip())
     return sentences
+
+
+# A sentence reporting a question: "The nurse asks whether she should be switched from aspirin to apixaban."
+REPORTED_QUESTION = re.compile(r"\bwhether\b|\b(?:asks?|asking|wonders?|wondering)\s+(?:if|about)\b", re.IGNORECASE)
+
+
+def asking_spans(question: str) -> list[tuple[int, int]]:
+    """Return where `question` asks: its sentences that end in a question mark; in a text with none, each sentence's
+    reported question from "whether" or "asks if" on ("... now stable on PPI; her GP asks whether and when to restart
+    it"); else all of it. A case tells the patient's story in statements, and a dose or a duration in the story is a
+    detail of the patient, not what was asked."""
+    asking: list[tuple[int, int]] = []
+    reported: list[tuple[int, int]] = []
+    position = 0
+    for sentence in split_sentences(question):
+        start = question.find(sentence, position)
+        if start < 0:
+            continue
+        position = start + len(sentence)
+        if sentence.rstrip().endswith("?"):
+            asking.append((start, position))
+        elif found := REPORTED_QUESTION.search(sentence):
+            reported.append((start + found.start(), position))
+    return asking or reported or [(0, len(question))]
+
+
+def asking_part(question: str) -> str:
+    """Return the text of `question` that asks (`asking_spans`)."""
+    return " ".join(question[start:end] for start, end in asking_spans(question))

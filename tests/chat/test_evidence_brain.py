@@ -337,3 +337,17 @@ def test_a_study_the_question_calls_by_name_speaks_first(library, eutils):
     # A guideline's name can label the patient: the ACS guideline's 1-month switch still leads here.
     result = answer_question(question="ARC-HBR+ after DES for NSTEMI - earliest switch to SAPT?")
     assert "1 month" in result.answer.split("\n")[0], result.answer
+
+
+def test_a_run_on_case_is_routed_by_what_it_asks_not_by_the_eGFR_it_mentions(library, eutils):
+    # One long sentence, no question mark: it was routed as AF with CKD (the eGFR) and the GI-bleeding guidelines were
+    # set aside, because "stopped apixaban" in the story was read as the decision asked about.
+    question = (
+        "74F with AF, CHA2DS2-VASc 4, admitted last month with a duodenal ulcer bleed treated endoscopically, Hb "
+        "nadir 7.2, transfused 2 units, now stable on PPI; she stopped apixaban on admission and her GP asks whether "
+        "and when to restart it, given her eGFR of 41 and weight of 62 kg, and whether the dose should be reduced."
+    )
+    result = answer_question(question=question)
+    classify = next(step for step in result.trace if step["step"] == "classify")
+    assert classify["detail"].startswith("Restarting antithrombotic therapy after GI bleeding"), classify["detail"]
+    assert any(ref["study_name"].startswith("ACG-CAG") for ref in result.references), result.answer

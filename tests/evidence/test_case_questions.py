@@ -51,3 +51,27 @@ def test_a_case_whose_question_names_its_decision_is_not_widened(vocabulary):
     direct = STORY + ASKED
     assert case_asking(direct) == "What do the trials say for device-detected episodes this long?"
     assert case_asking("AHRE 6 h - apixaban?", vocabulary) == ""
+
+
+RUN_ON = (
+    "74F with AF, CHA2DS2-VASc 4, admitted last month with a duodenal ulcer bleed treated endoscopically, Hb nadir "
+    "7.2, transfused 2 units, now stable on PPI; she stopped apixaban on admission and her GP asks whether and when "
+    "to restart it, given her eGFR of 41 and weight of 62 kg."
+)
+
+
+def test_a_case_with_no_question_mark_asks_in_its_reported_question():
+    from evidence.sentences import asking_part
+
+    assert asking_part(RUN_ON) == "whether and when to restart it, given her eGFR of 41 and weight of 62 kg."
+    assert asking_part(STORY + "Is apixaban indicated?") == "Is apixaban indicated?"
+    assert asking_part("apixaban dose in CKD4") == "apixaban dose in CKD4"
+
+
+def test_the_decision_a_case_asks_about_is_its_primary_one_not_what_its_story_did(vocabulary):
+    from evidence.pico import extract_pico_rules
+
+    # "stopped apixaban" is what happened; restarting is what is asked, and it routes the case to the GI-bleeding
+    # scenario rather than AF with CKD (the eGFR).
+    pico = extract_pico_rules(RUN_ON, vocabulary=vocabulary)
+    assert pico.primary_decision_tag == "restart", pico
