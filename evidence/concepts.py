@@ -43,6 +43,7 @@ def _question_stems(found: language.Words) -> frozenset[str]:
     return frozenset(stem(word) for word in found.of(*QUESTION_WORDS))
 
 
+_TIME_OF = re.compile(r"(?:after|before|following|post|pre)\b", re.IGNORECASE)  # "post-op": when, not what
 _AGE = re.compile(
     r"\b(?:(?:over|above|older than|aged|age)\s*(?:>|≥|>=)?\s*(\d{2,3})|(\d{2,3})\s*(?:-|\s)?\s*(?:year|yr|y)s?"
     r"(?:\s*-?\s*old)?\b|(\d{2,3})\s*(?:yo|y/o|[mf])\b)",
@@ -79,8 +80,11 @@ class Concept:
     def names_intervention(self) -> bool:
         """Return True for a topic written or spelled out as a drug or procedure ("steroids", "PPI" as proton pump
         inhibitors) and never as a disease ("DU" is a duodenal ulcer). The head noun decides: "MRSA",
-        methicillin-resistant Staphylococcus aureus, is an organism, though it names a drug."""
+        methicillin-resistant Staphylococcus aureus, is an organism, though it names a drug. "post-op" names a time,
+        not the procedure asked about."""
         wordings = [self.label, *(" ".join(form) for form in self.forms if form)]
+        if _TIME_OF.match(self.label):
+            return False
         return (
             self.role == TOPIC
             and any(is_intervention(text.split()[-1]) for text in wordings if text.split())

@@ -358,6 +358,9 @@ def test_a_drug_the_question_asks_about_that_no_quoted_finding_addresses_is_said
         ("DU", "duodenal ulcer", False),  # a disease
         ("MRSA", "methicillin-resistant Staphylococcus aureus", False),  # an organism, though it names a drug
         ("ctDNA", "circulating tumour DNA", False),
+        # A time relative to a procedure ("was post-op ctDNA+ linked to relapse?") is no procedure asked about.
+        ("post-op", "after surgery", False),
+        ("CABG", "coronary artery bypass surgery", True),
     ],
 )
 def test_a_topic_names_an_intervention_by_its_head_noun(label, spelled, intervention):

@@ -334,6 +334,9 @@ def test_a_study_the_question_calls_by_name_speaks_first(library, eutils):
     # GALAXY, on the same assay and with a finding tagged for adjuvant therapy, outscored the named cohort and led.
     result = answer_question(question="Reinert cohort - was ctDNA+ after surgery or post-adjuvant linked to relapse?")
     assert result.answer.startswith("**Bottom line:** **Reinert 2019 (Signatera CRC)**"), result.answer
+    # "post-op" is when the test was done, not a procedure the answer must speak to ("gives no finding on post-op").
+    result = answer_question(question="Reinert cohort - was post-op ctDNA+ linked to relapse?")
+    assert result.answer.startswith("**Bottom line:** **Reinert 2019 (Signatera CRC)**"), result.answer
     # A guideline's name can label the patient: the ACS guideline's 1-month switch still leads here.
     result = answer_question(question="ARC-HBR+ after DES for NSTEMI - earliest switch to SAPT?")
     assert "1 month" in result.answer.split("\n")[0], result.answer
