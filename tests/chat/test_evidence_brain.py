@@ -354,3 +354,11 @@ def test_a_run_on_case_is_routed_by_what_it_asks_not_by_the_eGFR_it_mentions(lib
     classify = next(step for step in result.trace if step["step"] == "classify")
     assert classify["detail"].startswith("Restarting antithrombotic therapy after GI bleeding"), classify["detail"]
     assert any(ref["study_name"].startswith("ACG-CAG") for ref in result.references), result.answer
+
+
+def test_a_dosing_frequency_is_never_named_as_what_nothing_addresses(library, eutils):
+    # It read "Nothing stored here addresses recurrent epistaxis and bid": "bid" is how often the dose is taken.
+    result = answer_question(question="82F AF, recurrent epistaxis on apixaban 5 bid, wt 55 kg, Cr 1.4 - reduce dose?")
+    assert result.abstained
+    reason = result.answer.split(",")[0]
+    assert "epistaxis" in reason and "bid" not in reason.split(), reason
