@@ -19,7 +19,7 @@ import structlog
 
 from evidence import language
 from evidence.sentences import asking_spans
-from evidence.vocabulary import DECISION, DISEASE, TagMatch, Vocabulary
+from evidence.vocabulary import DECISION, DISEASE, TagMatch, Vocabulary, is_negated
 
 logger = structlog.get_logger(__name__)
 
@@ -148,15 +148,6 @@ def describes_patients(question: str, match: TagMatch, vocabulary: Vocabulary) -
     )
 
 
-# A condition the patient does not have ("no diabetes", "no prior AF", "without CKD", "ischaemia ruled out") is a
-# detail of the patient, not the topic; a test reported as a result ("no ctDNA detectable") is not negated.
-_NEGATION_BEFORE = re.compile(
-    r"\b(?:no|without|denies|denied|never had|no history of|negative for|free of)\s+(?:(?:prior|previous|known|"
-    r"significant|active|other|evidence of|hx of|history of)\s+)?$",
-    re.IGNORECASE,
-)
-_NEGATION_AFTER = re.compile(r"^\s*(?:(?:was|is|has been|have been)\s+)?(?:ruled out|excluded)\b", re.IGNORECASE)
-_RESULT_AFTER = re.compile(r"^\s*(?:was\s+|is\s+)?(?:detect|positiv|negativ|found|present|\+)", re.IGNORECASE)
 
 
 # What the patient already takes: "on ARNI, BB, MRA", "already taking metformin and a statin". The list runs to the
@@ -212,16 +203,6 @@ def regimen_spans(question: str, drugs_asked: Sequence[tuple[int, int]] = ()) ->
     ]
     elsewhere = any(not any(start <= at < end for start, end in items) for at, _ in drugs_asked)
     return items if items and (elsewhere or _ADDS.search(question)) else []
-
-
-def is_negated(question: str, match: TagMatch) -> bool:
-    """Return True when a condition is named as absent ("no diabetes", "AF ruled out"): the patient lacks it."""
-    if match.kind != DISEASE:
-        return False
-    after = question[match.end :]
-    if _RESULT_AFTER.match(after):
-        return False
-    return bool(_NEGATION_BEFORE.search(question[: match.start]) or _NEGATION_AFTER.match(after))
 
 
 def extract_pico_rules(

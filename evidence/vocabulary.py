@@ -161,6 +161,11 @@ class Vocabulary:
                 ordered.setdefault(match.code, None)
         return list(ordered)
 
+    def present_in(self, text: str) -> list[str]:
+        """Return the conditions `text` names as present, first mention first: "with no prior AF diagnosis, a
+        device-detected atrial high-rate episode ..." is stated for AHRE, not for AF."""
+        return list(dict.fromkeys(m.code for m in self.matches(text) if m.kind == DISEASE and not is_negated(text, m)))
+
     def label(self, code: str) -> str:
         term = self.terms.get(code)
         return term.label if term else code.replace("_", " ")
@@ -179,7 +184,7 @@ class Vocabulary:
         subclinical AF for a question on AF. It is when it does not name that condition, or when the first
         condition it names (whom it is stated for) is the narrower group ("for device-detected subclinical AF
         ..., weighing the yearly progression to clinical AF")."""
-        named = self.tags_in(text, DISEASE)
+        named = self.present_in(text)
         mentioned = set(named)
         narrower = [code for code in named if code not in asked and set(self.broader_chain(code)) & subjects]
         return bool(narrower) and (bool(subjects - mentioned) or narrower[0] == named[0])
@@ -187,7 +192,7 @@ class Vocabulary:
     def about_sibling(self, text: str, subjects: set[str], asked: set[str]) -> bool:
         """Return True when `text` is about a sibling of a condition in `subjects`, and not about that condition:
         heart failure with reduced ejection fraction for a question on HFpEF (both under heart failure)."""
-        mentioned = set(self.tags_in(text, DISEASE))
+        mentioned = set(self.present_in(text))
         for subject in subjects - mentioned:
             parent = next(iter(self.broader_chain(subject)), None)
             siblings = [c for c in mentioned if c not in asked and next(iter(self.broader_chain(c)), None) == parent]
@@ -210,6 +215,27 @@ class Vocabulary:
             for code, term in self.terms.items()
             if term.kind == kind and wanted.intersection(mesh.lower() for mesh in term.mesh_terms)
         }
+
+
+# A condition the patient does not have ("no diabetes", "no prior AF", "without CKD", "ischaemia ruled out") is a
+# detail of the patient, not the topic; a test reported as a result ("no ctDNA detectable") is not negated.
+_NEGATION_BEFORE = re.compile(
+    r"\b(?:no|without|denies|denied|never had|no history of|negative for|free of)\s+(?:(?:prior|previous|known|"
+    r"significant|active|other|evidence of|hx of|history of)\s+)?$",
+    re.IGNORECASE,
+)
+_NEGATION_AFTER = re.compile(r"^\s*(?:(?:was|is|has been|have been)\s+)?(?:ruled out|excluded)\b", re.IGNORECASE)
+_RESULT_AFTER = re.compile(r"^\s*(?:was\s+|is\s+)?(?:detect|positiv|negativ|found|present|\+)", re.IGNORECASE)
+
+
+def is_negated(question: str, match: TagMatch) -> bool:
+    """Return True when a condition is named as absent ("no diabetes", "AF ruled out"): the patient lacks it."""
+    if match.kind != DISEASE:
+        return False
+    after = question[match.end :]
+    if _RESULT_AFTER.match(after):
+        return False
+    return bool(_NEGATION_BEFORE.search(question[: match.start]) or _NEGATION_AFTER.match(after))
 
 
 MATCH_CACHE_SIZE = 20000

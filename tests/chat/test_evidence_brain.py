@@ -362,3 +362,11 @@ def test_a_dosing_frequency_is_never_named_as_what_nothing_addresses(library, eu
     assert result.abstained
     reason = result.answer.split(",")[0]
     assert "epistaxis" in reason and "bid" not in reason.split(), reason
+
+
+def test_a_finding_stated_for_patients_without_af_does_not_answer_an_af_question(library, eutils):
+    # It led with the recommendation for device-detected episodes "with no prior AF diagnosis": the negated AF was
+    # read as whom the finding is stated for.
+    result = answer_question(question="AF, CHA2DS2-VASc 4, HAS-BLED 4 - should I withhold anticoagulation?")
+    first = result.answer.split("\n")[0]
+    assert "device-detected" not in first and "Give anticoagulation to AF patients" in first, first

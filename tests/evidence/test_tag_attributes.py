@@ -115,6 +115,10 @@ def test_a_finding_only_about_a_narrower_group_of_the_condition_is_told_apart() 
     stated_for = "Consider anticoagulation for device-detected subclinical AF, weighing progression to clinical AF."
     assert vocabulary.about_narrower(stated_for, {"af"}, {"af"})
     assert not vocabulary.about_narrower("In AF, including subclinical AF, prefer a DOAC.", {"af"}, {"af"})
+    # A condition named as absent is not whom a finding is stated for: this one is about AHRE without AF.
+    without = "With no prior AF diagnosis, a device-detected atrial high-rate episode of 24 hours or more ..."
+    assert vocabulary.about_narrower(without, {"af"}, {"af"})
+    assert vocabulary.present_in(without) == ["ahre"]
 
 
 def test_the_kind_of_answer_a_decision_asks_for_is_the_tags_data() -> None:
