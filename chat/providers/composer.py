@@ -247,15 +247,12 @@ def _select(candidates: list[Candidate], *, taken: list[frozenset[str]], setting
 
 
 def _bottom_line(
-    candidates: list[Candidate],
-    asks: list[str],
-    concepts: Sequence[Concept] = (),
+    candidates: list[Candidate], asks: list[str], concepts: Sequence[Concept] = (),
     points: Sequence[tuple[int, str]] = (),
 ) -> tuple[Candidate | None, list[str]]:
     """Return the sentence to lead with and what the question asked for that no admitted sentence states.
 
-    Where the question names a follow-up time ("still holds at 5 yrs?") and a sentence reports a result at that
-    time, the lead is chosen among those sentences, whichever source they come from.
+    A sentence reporting a result at the follow-up time the question names ("still holds at 5 yrs?") leads first.
     """
     if not candidates:
         return None, asks
@@ -274,6 +271,9 @@ def _bottom_line(
     # The most relevant source speaks first: its best result or conclusion leads, unless another source's answers
     # far better ("ARC-HBR major criteria?": the consensus's definition, not the ACS guideline's default DAPT).
     pool = timed or candidates
+    # Nothing states what was asked: the nearest is on the treatment asked of ("resume apixaban?": not aspirin's).
+    subjects = [c for c in concepts if c.role == DECISION_ROLE and c.code and not (c.answer_kind or c.generic)]
+    pool = [c for c in pool if asks and any(TextIndex(c.sentence).covers(s) for s in subjects)] or pool
     top = min(c.rank for c in pool)
     best = max(pool, key=lambda c: c.score)
     top = best.rank if best.score >= LEAD_MARGIN + max(c.score for c in pool if c.rank == top) else top

@@ -370,3 +370,11 @@ def test_a_finding_stated_for_patients_without_af_does_not_answer_an_af_question
     result = answer_question(question="AF, CHA2DS2-VASc 4, HAS-BLED 4 - should I withhold anticoagulation?")
     first = result.answer.split("\n")[0]
     assert "device-detected" not in first and "Give anticoagulation to AF patients" in first, first
+
+
+def test_the_nearest_finding_is_about_the_treatment_asked_of(library, eutils):
+    # No finding states when to restart a DOAC; the nearest used to be the guideline's sentence on restarting aspirin.
+    result = answer_question(question="Pt on apixaban with upper GI bleed, hemostasis achieved. When to resume?")
+    first = result.answer.split("\n")[0]
+    assert first.startswith("**Bottom line:** The cited evidence does not state the timing."), first
+    assert "aspirin" not in first and "DOAC" in first, first
