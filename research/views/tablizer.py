@@ -56,7 +56,13 @@ def tablizer(request: HttpRequest) -> HttpResponse:
                                "chosen_levels": request.GET.getlist("level")}
     searched: dict[str, Any] = {}
     rows: list[Abstract] = []
-    if form.is_bound and form.is_valid() and form.cleaned_data["q"]:
+    # A malformed compare parameter is refused before anything runs: no search, nothing cached.
+    bad_compare = [
+        (name, value)
+        for name in ("compare_a", "compare_b")
+        if (value := request.GET.get(name, "").strip()) and parse_ascii_int(value) is None
+    ]
+    if form.is_bound and form.is_valid() and form.cleaned_data["q"] and not bad_compare:
         data = form.cleaned_data
         try:
             result = tablizer_search(
@@ -93,11 +99,9 @@ def tablizer(request: HttpRequest) -> HttpResponse:
             for error in field.errors:
                 messages.error(request, f"{field.label}: {error}")
     status = 400 if form.is_bound and form.errors else 200
-    for name in ("compare_a", "compare_b"):
-        value = request.GET.get(name, "").strip()
-        if value and parse_ascii_int(value) is None:
-            messages.error(request, f"{name} must be the number of one of your snapshots (digits 0-9), got {value!r}.")
-            status = 400
+    for name, value in bad_compare:
+        messages.error(request, f"{name} must be the number of one of your snapshots (digits 0-9), got {value!r}.")
+        status = 400
     context.update(_research(request, searched=searched, rows=rows))
     result = context["result"]
     if is_htmx(request) and result is not None and not result.from_local_store and not context["comparison"]:

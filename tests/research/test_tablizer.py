@@ -263,3 +263,15 @@ def test_accepting_a_rule_built_query_opens_the_tablizer_search(logged_in, user,
         "29+AND+%22metformin%22%5BTitle%2FAbstract%5D+AND+%22Randomized+Controlled+Trial%22%5BPublication+Typ"
         "e%5D"
     )
+
+
+def test_a_malformed_compare_parameter_is_refused_before_the_search_runs(logged_in, abstracts, esearch_by_term) -> None:
+    # The fuzz test found it: a valid query with compare_a "²" answered 400 but had already searched PubMed and
+    # cached the esearch result.
+    from pubmed.models import EsearchCacheEntry
+
+    server = esearch_by_term({"pten": A_PMIDS})
+    response = logged_in.get("/tablizer/", {"q": "pten", "compare_a": "\u00b2"})
+    assert response.status_code == 400
+    assert "compare_a must be the number of one of your snapshots" in response.content.decode()
+    assert not server.log and not EsearchCacheEntry.objects.exists()
