@@ -197,10 +197,18 @@ def answers(kind: str, sentence: str, concepts: Sequence[Concept] = ()) -> bool:
     """
     if not states(kind, sentence):
         return False
-    # Generic decisions (treatment, drug choice, risk stratification: `Tag.is_generic`) say how the question asks, not
-    # what about: "CHA2DS2-VASc 3, which anticoagulant?" is answered by "choose a DOAC rather than warfarin".
-    subjects = [
-        c for c in concepts if c.role == DECISION_ROLE and c.code and not c.answer_kind and not c.generic
-    ]
-    index = TextIndex(sentence) if subjects else None
-    return any(index.covers(subject) for subject in subjects) if index else True
+    subjects = treatments_asked(concepts)
+    return about_treatment(sentence, subjects) if subjects else True
+
+
+def treatments_asked(concepts: Sequence[Concept]) -> list[Concept]:
+    """Return the question's decisions a kind of answer is asked of: neither a kind of answer itself ("dose",
+    "restart") nor generic (treatment, drug choice, risk stratification: `Tag.is_generic`, which say how the question
+    asks, not what about - "CHA2DS2-VASc 3, which anticoagulant?" is about anticoagulation)."""
+    return [c for c in concepts if c.role == DECISION_ROLE and c.code and not c.answer_kind and not c.generic]
+
+
+def about_treatment(sentence: str, treatments: Sequence[Concept]) -> bool:
+    """Return True when `sentence` names one of `treatments` (`treatments_asked`)."""
+    index = TextIndex(sentence)
+    return any(index.covers(treatment) for treatment in treatments)

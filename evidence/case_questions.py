@@ -8,7 +8,7 @@ and scans already done) is the patient's detail; what the asking sentences name 
 from __future__ import annotations
 
 from evidence.pico import is_negated
-from evidence.sentences import REPORTED_QUESTION, asking_part, split_sentences
+from evidence.sentences import asking_part
 from evidence.vocabulary import DECISION, DISEASE, Vocabulary
 
 CASE_WORDS = 25  # a question this long describes a patient
@@ -27,9 +27,7 @@ def case_asking(question: str, vocabulary: Vocabulary | None = None) -> str:
     if vocabulary and not any(
         m.kind == DECISION and not vocabulary.answer_kind(m.code) for m in vocabulary.matches(asking)
     ):
-        sentences = split_sentences(question)
-        reported = [s for s in sentences if REPORTED_QUESTION.search(s) and not s.rstrip().endswith("?")]
-        asking = " ".join(s for s in sentences if s in reported or s.rstrip().endswith("?"))
+        asking = asking_part(question, reported=True)
     return asking
 
 

@@ -82,9 +82,9 @@ class Concept:
         inhibitors) and never as a disease ("DU" is a duodenal ulcer). The head noun decides: "MRSA",
         methicillin-resistant Staphylococcus aureus, is an organism, though it names a drug. "post-op" names a time,
         not the procedure asked about."""
-        wordings = [self.label, *(" ".join(form) for form in self.forms if form)]
         if _TIME_OF.match(self.label):
             return False
+        wordings = [self.label, *(" ".join(form) for form in self.forms if form)]
         return (
             self.role == TOPIC
             and any(is_intervention(text.split()[-1]) for text in wordings if text.split())

@@ -21,14 +21,15 @@ _TO = r"\s*(?:-|\u2013|to)\s*"
 # An amount or a range of time: "3 min", "2 to 4 minutes", "90 s to 10 min".
 _AMOUNT_OR_RANGE = _N + r"(?:\s*" + _UNIT + r")?(?:" + _TO + _N + r")?\s*" + _UNIT
 # The patient's: "lasting 3 min", "each lasting 2 to 4 minutes", "the longest about 4 hours", "episodes of 6 h".
+_ABOUT = r"(?:about\s+|around\s+|up to\s+|~\s*)?"
 _LASTED = re.compile(
-    r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE,
+    r"\b(?:lasting|lasted|lasts|longest|episodes? of)\s+" + _ABOUT + _AMOUNT_OR_RANGE,
     re.IGNORECASE,
 )
 # Written next to the episode, as on a device report: "AHRE 3 min", "AHREs 2-4 min", "episodes up to 6 hours long"
 # (not "2 days ago"), or before it: "8 h of AHRE".
 _EPISODE = re.compile(
-    r"\b(?:AHREs?|episodes?|runs?)\s+(?:about\s+|around\s+|up to\s+|~\s*)?" + _AMOUNT_OR_RANGE
+    r"\b(?:AHREs?|episodes?|runs?)\s+" + _ABOUT + _AMOUNT_OR_RANGE
     + r"(?!\s+(?:ago|post|after|before|later))",
     re.IGNORECASE,
 )

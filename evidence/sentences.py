@@ -67,13 +67,13 @@ def split_sentences(text: str) -> list[str]:
 REPORTED_QUESTION = re.compile(r"\bwhether\b|\b(?:asks?|asking|wonders?|wondering)\s+(?:if|about)\b", re.IGNORECASE)
 
 
-def asking_spans(question: str) -> list[tuple[int, int]]:
-    """Return where `question` asks: its sentences that end in a question mark; in a text with none, each sentence's
-    reported question from "whether" or "asks if" on ("... now stable on PPI; her GP asks whether and when to restart
-    it"); else all of it. A case tells the patient's story in statements, and a dose or a duration in the story is a
-    detail of the patient, not what was asked."""
+def asking_spans(question: str, *, reported: bool = False) -> list[tuple[int, int]]:
+    """Return where `question` asks: its sentences that end in a question mark; in a text with none (or with
+    `reported`, beside them), each other sentence's reported question from "whether" or "asks if" on ("... now stable
+    on PPI; her GP asks whether and when to restart it"); else all of it. A case tells the patient's story in
+    statements, and a dose or a duration in the story is a detail of the patient, not what was asked."""
     asking: list[tuple[int, int]] = []
-    reported: list[tuple[int, int]] = []
+    told: list[tuple[int, int]] = []
     position = 0
     for sentence in split_sentences(question):
         start = question.find(sentence, position)
@@ -83,10 +83,11 @@ def asking_spans(question: str) -> list[tuple[int, int]]:
         if sentence.rstrip().endswith("?"):
             asking.append((start, position))
         elif found := REPORTED_QUESTION.search(sentence):
-            reported.append((start + found.start(), position))
-    return asking or reported or [(0, len(question))]
+            told.append((start + found.start(), position))
+    spans = sorted(asking + told) if reported else asking or told
+    return spans or [(0, len(question))]
 
 
-def asking_part(question: str) -> str:
+def asking_part(question: str, *, reported: bool = False) -> str:
     """Return the text of `question` that asks (`asking_spans`)."""
-    return " ".join(question[start:end] for start, end in asking_spans(question))
+    return " ".join(question[start:end] for start, end in asking_spans(question, reported=reported))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from chat.answer_settings import AnswerSettings
 from chat.prompts import ABSTENTION_NO_EVIDENCE
+from evidence import asks as asking
 from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, on_decisions, states, states_time_point
@@ -250,10 +251,8 @@ def _bottom_line(
     candidates: list[Candidate], asks: list[str], concepts: Sequence[Concept] = (),
     points: Sequence[tuple[int, str]] = (),
 ) -> tuple[Candidate | None, list[str]]:
-    """Return the sentence to lead with and what the question asked for that no admitted sentence states.
-
-    A sentence reporting a result at the follow-up time the question names ("still holds at 5 yrs?") leads first.
-    """
+    """Return the sentence to lead with and what the question asked for that no admitted sentence states; one
+    reporting a result at the follow-up time the question names ("still holds at 5 yrs?") leads first."""
     if not candidates:
         return None, asks
     # A trial protocol reports no outcome, and a finding stated only for other patients (stage II for a stage III
@@ -272,8 +271,8 @@ def _bottom_line(
     # far better ("ARC-HBR major criteria?": the consensus's definition, not the ACS guideline's default DAPT).
     pool = timed or candidates
     # Nothing states what was asked: the nearest is on the treatment asked of ("resume apixaban?": not aspirin's).
-    subjects = [c for c in concepts if c.role == DECISION_ROLE and c.code and not (c.answer_kind or c.generic)]
-    pool = [c for c in pool if asks and any(TextIndex(c.sentence).covers(s) for s in subjects)] or pool
+    treatments = asking.treatments_asked(concepts) if asks else []
+    pool = [c for c in pool if treatments and asking.about_treatment(c.sentence, treatments)] or pool
     top = min(c.rank for c in pool)
     best = max(pool, key=lambda c: c.score)
     top = best.rank if best.score >= LEAD_MARGIN + max(c.score for c in pool if c.rank == top) else top
@@ -310,8 +309,8 @@ def compose_answer(
     admitted = [s for s in evidence.sources if s.approved and s.origin in (ORIGIN_LIBRARY, ORIGIN_RETRIEVED)]
     library = [s.doc_id for s in admitted if s.origin == ORIGIN_LIBRARY][: settings.composer_library_findings]
     # A study called by a short name ("Reinert cohort: ctDNA+?") speaks first; a guideline not ("ARC-HBR+" = patient).
-    found = [(pattern, doc_id) for pattern, doc_id in evidence.name_patterns() if pattern.search(question)]
-    called = {doc_id for pattern, doc_id in found if pattern.pattern.count(r"\s+") < 3}
+    found = [(match, doc_id) for pattern, doc_id in evidence.name_patterns() if (match := pattern.search(question))]
+    called = {doc_id for match, doc_id in found if len(match.group(0).split()) <= 3}
     offered = sorted((s for s in admitted if s.origin != ORIGIN_LIBRARY or s.doc_id in library),
                      key=lambda s: not (s.doc_id in called and s.kind != StudyKind.GUIDELINE))
     asks, patient = list(asks) if asks is not None else asked_for(question), patient or patient_details(question)
