@@ -18,7 +18,7 @@ Range = tuple[float, float]
 STAGES: dict[str, Range] = {
     "1": (90, math.inf), "2": (60, 89), "3": (30, 59), "3a": (45, 59), "3b": (30, 44), "4": (15, 29), "5": (0, 14),
 }
-_MEASURE = r"(?:e?GFR|CrCl|creatinine clearance|CKD-EPI)"
+_MEASURE = r"(?:e?GFR|CrCl|creatinine clearance|CKD-EPI|(?:estimated )?glomerular filtration rate)"
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _VALUE = re.compile(_MEASURE + r"\s*(?:of|was|is|=|:)?\s*(?:~|about\s+)?" + _NUMBER + r"(?!\s*[-\u2013]\s*\d)", re.I)
 _STAGE = re.compile(

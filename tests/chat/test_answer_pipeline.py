@@ -578,6 +578,15 @@ def test_a_choice_between_two_doses_leads_with_the_dose_row_for_the_patients_kid
     assert "apixaban 2.5 mg twice daily" in first.split(" [1]")[0] and "CrCl 15-30" in first
 
 
+def test_an_egfr_value_chooses_the_dose_row_for_it_once_the_shorthand_is_spelled_out(library):
+    # Walking the product: "72F AF on apixaban, eGFR 28 - dose?" led with the CrCl 31-50 row. The patient is read
+    # with the shorthand spelled out, and "estimated glomerular filtration rate 28" was no kidney measure.
+    settings = answer_settings(live_search=False)
+    result = answer_question(question="72F AF on apixaban, eGFR 28 - dose?", settings=settings)
+    first = result.answer.split("\n")[0].removeprefix("**Bottom line:** ")
+    assert "CrCl 15-30" in first and "31-50" not in first, first
+
+
 def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
     # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
     # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.

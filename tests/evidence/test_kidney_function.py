@@ -11,6 +11,7 @@ from evidence.kidney_function import finding_ranges, fits, question_range
     ("question", "expected"),
     [
         ("AF + CKD4 (eGFR 22), 78F - DOAC or warfarin?", (22.0, 22.0)),
+        ("AF on apixaban, estimated glomerular filtration rate 28 - dose?", (28.0, 28.0)),
         ("apixaban dose, CrCl of 28?", (28.0, 28.0)),
         ("Which anticoagulant for AF and stage 4 chronic kidney disease?", (15, 29)),
         ("AF with CKD stage 3b", (30, 44)),
