@@ -22,6 +22,7 @@ class Rule:
     excluded_mesh: tuple[str, ...]
     anchor_scenario: str | None
     priority: int
+    scenario_tags: tuple[str, ...] = ()  # the disease tags of its anchor scenario
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class Classification:
     anchor_scenario: str | None
     allowed_mesh: list[str] = field(default_factory=list)
     excluded_mesh: list[str] = field(default_factory=list)
+    # The condition the question is about: its primary one, unless the matched rule's anchor scenario is about others
+    # of its conditions and not that one (`classify`).
+    condition: str | None = None
+    scenario_tags: list[str] = field(default_factory=list)  # the disease tags of the matched anchor scenario
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,6 +54,7 @@ def load_rules() -> list[Rule]:
             excluded_mesh=tuple(row.excluded_mesh),
             anchor_scenario=row.anchor_scenario.key if row.anchor_scenario else None,
             priority=row.priority,
+            scenario_tags=tuple(row.anchor_scenario.disease_tags) if row.anchor_scenario else (),
         )
         for row in ClassificationRule.objects.select_related("anchor_scenario").order_by("-priority", "name")
     ]
@@ -82,8 +88,15 @@ def classify(pico: Pico, *, rules: Sequence[Rule]) -> Classification:
     """
     matching = [rule for rule in rules if rule.disease_tags and _matches(rule, pico)]
     if not matching:
-        return Classification(UNCLASSIFIED, None, 0.2 if pico.disease_tags else 0.0, None)
+        return Classification(
+            UNCLASSIFIED, None, 0.2 if pico.disease_tags else 0.0, None, condition=pico.primary_disease_tag
+        )
     best = max(matching, key=lambda r: (rule_score(r, pico), len(r.disease_tags), len(r.decision_tags), r.name))
+    # A case that names the patient's history first ("HTN, T2DM, ... AHRE up to 6 hours - apixaban?") is about the
+    # condition of the curated scenario it matched, not the first one it names.
+    condition = pico.primary_disease_tag
+    if condition not in best.scenario_tags:
+        condition = next((tag for tag in pico.condition_tags if tag in best.scenario_tags), condition)
     confidence = 0.6
     if set(best.decision_tags) & set(pico.decision_tags):
         confidence += 0.3
@@ -96,4 +109,6 @@ def classify(pico: Pico, *, rules: Sequence[Rule]) -> Classification:
         anchor_scenario=best.anchor_scenario,
         allowed_mesh=list(best.allowed_mesh),
         excluded_mesh=list(best.excluded_mesh),
+        condition=condition,
+        scenario_tags=list(best.scenario_tags),
     )

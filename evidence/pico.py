@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import jsonschema
@@ -77,6 +77,13 @@ class Pico:
     notes: list[str] = field(default_factory=list)
     # The disease tags that only narrow a disease (stage, assay type: `Tag.is_modifier`).
     modifier_tags: list[str] = field(default_factory=list)
+
+    def about(self, tag: str | None) -> Pico:
+        """Return this PICO with `tag`, one of its disease tags, as the primary condition."""
+        if tag is None or tag == self.primary_disease_tag or tag not in self.disease_tags:
+            return self
+        secondary = [t for t in self.disease_tags if t != tag]
+        return replace(self, primary_disease_tag=tag, secondary_disease_tags=secondary)
 
     @property
     def condition_tags(self) -> list[str]:

@@ -587,6 +587,21 @@ def test_an_egfr_value_chooses_the_dose_row_for_it_once_the_shorthand_is_spelled
     assert "CrCl 15-30" in first and "31-50" not in first, first
 
 
+def test_a_case_that_names_its_history_first_is_answered_for_the_condition_its_question_is_about(library):
+    # Walking the product: this case abstained ("Nothing stored here addresses hypertension"): the first condition
+    # named was taken as the one asked about. The AHRE scenario it matched says which of its conditions that is, and
+    # the rest (hypertension, diabetes, CKD) are the patient's history, not parts the answer missed.
+    question = (
+        "His daughter asks whether he should take apixaban. 81M with pacemaker, HTN, T2DM, eGFR 55, device "
+        "interrogation shows AHRE up to 6 hours, no clinical AF on ECG. What do the trials say for episodes this long?"
+    )
+    result = answer_question(question=question, settings=answer_settings(live_search=False))
+    assert not result.abstained
+    first = result.answer.split("\n")[0]
+    assert "5 minutes to 24 hours" in first, first
+    assert "do not address" not in result.answer, result.answer
+
+
 def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
     # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
     # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.

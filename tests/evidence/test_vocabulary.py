@@ -52,6 +52,22 @@ def test_rules_from_the_database_classify_af_ckd():
     assert result.confidence == 1.0
 
 
+def test_a_case_naming_its_history_first_is_about_the_condition_of_the_scenario_it_matched():
+    vocabulary_seed()
+    vocabulary = load_vocabulary()
+    pico = extract_pico_rules("81M with HTN, T2DM and AHRE up to 6 hours - apixaban?", vocabulary=vocabulary)
+    assert pico.primary_disease_tag == "htn"
+    result = classify(pico, rules=load_rules())
+    assert (result.anchor_scenario, result.condition) == ("ahre_anticoagulation", "ahre")
+    assert pico.about(result.condition).secondary_disease_tags == ["htn", "diabetes"]
+    # A condition of the scenario named first stays the question's: CKD leads AF in the AF-with-CKD scenario.
+    pico = extract_pico_rules("CKD4 with AF - which anticoagulant?", vocabulary=vocabulary)
+    assert classify(pico, rules=load_rules()).condition == pico.primary_disease_tag == "ckd"
+    # A rule without an anchor scenario moves nothing (ctDNA is the test, bladder cancer the condition).
+    pico = extract_pico_rules("Bladder cancer, ctDNA+ after cystectomy - adjuvant therapy?", vocabulary=vocabulary)
+    assert classify(pico, rules=load_rules()).condition == pico.primary_disease_tag == "bladder"
+
+
 def test_curators_edit_the_vocabulary_in_admin_and_viewers_cannot(client):
     vocabulary_seed()
     client.force_login(UserFactory(username="cur", is_staff=True, groups=["curator"]))
