@@ -178,6 +178,9 @@ def question_concepts(
     tagged = {form for concept in concepts for form in concept.forms}
     for written, start, end in lexicon.hits(question):
         exact = lexicon.exact.get(written)
+        if exact is None and len(form_of(written)) > 2:
+            # Shorthand of three or more words ("GLP-1 RA") is one topic, as written; two-word terms are read below.
+            exact, written = lexicon.entries.get(form_of(written)), question[start:end]
         if exact is not None and not any(s <= start < e for s, e in taken):
             taken.append((start, end))
             if not set(exact) & tagged - {form_of(written)} and not _scaffolding(exact):

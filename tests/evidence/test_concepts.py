@@ -67,6 +67,15 @@ def test_a_drug_the_source_never_names_is_what_is_missing(seeded):
     assert [concept.label for concept in missing] == ["metformin"]
 
 
+def test_shorthand_of_three_words_is_one_topic_read_in_its_spelled_out_wording(seeded):
+    # "GLP-1 RA" was two topics, "GLP-1" and "RA", and neither is how a source writes the drug class.
+    concepts = concepts_of("T2DM with CKD3b - SGLT2i or GLP-1 RA?", seeded)
+    topics = [c.label for c in concepts if c.role == "topic"]
+    assert "GLP-1 RA" in topics and "GLP-1" not in topics and "RA" not in topics
+    _share, missing = coverage(concepts, TextIndex("A glucagon-like peptide-1 receptor agonist in T2DM and CKD."))
+    assert "GLP-1 RA" not in [c.label for c in missing]
+
+
 def test_older_age_in_any_wording_is_one_population_concept(seeded):
     for question in ("Statins over age 75?", "Statins in a 78-year-old?", "Statins in the elderly?"):
         roles = [concept.role for concept in concepts_of(question, seeded)]
