@@ -602,6 +602,17 @@ def test_a_case_that_names_its_history_first_is_answered_for_the_condition_its_q
     assert "do not address" not in result.answer, result.answer
 
 
+def test_an_outpatient_with_comorbidities_gets_the_regimen_for_comorbid_outpatients(library):
+    # Walking the product: "Best antibiotic for CAP in an outpatient with COPD?" led with the regimen for previously
+    # healthy outpatients (amoxicillin alone). The guideline's regimen for outpatients with comorbidities is curated.
+    settings = answer_settings(live_search=False)
+    first = answer_question(question="Outpatient CAP in a diabetic - which antibiotic?", settings=settings).answer
+    opening = first.split("\n")[0]
+    assert "comorbidities" in opening and "previously healthy" not in opening, opening
+    healthy = answer_question(question="Healthy 30M with CAP - amoxicillin or azithro?", settings=settings).answer
+    assert "previously healthy" in healthy.split("\n")[0]
+
+
 def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
     # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
     # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.
