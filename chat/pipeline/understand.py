@@ -89,6 +89,10 @@ def understand(run: AnswerRun) -> TraceStep:
     if follow_up and follow_up.is_follow_up:
         # "and the bleeding signal?": what the follow-up adds to the question before it is what its answer is about.
         run.focus = frozenset(content_terms(follow_up.asked)) - set(content_terms(follow_up.previous))
+    elif pico.outcome:
+        # "apixaban for SCAF - how much extra major bleeding vs ASA?": the outcome a question names is what its answer
+        # reports first (each outcome by its head word: "bleeding", not "major").
+        run.focus = frozenset(content_terms(" ".join(phrase.split()[-1] for phrase in pico.outcome.split(", "))))
     if not run.asks and follow_up and follow_up.is_follow_up and not is_intervention(follow_up.asked):
         # "and if she starts HD?" asks again what was asked before; "what if we used edoxaban?" asks about edoxaban.
         run.asks = asked_for(follow_up.previous, lexicon)

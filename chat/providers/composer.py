@@ -31,7 +31,7 @@ from evidence.patient import PatientDetails, fitted, patient_details
 from evidence.question_parts import QuestionParts, question_parts, unanswered_parts
 from evidence.sentences import split_sentences
 from evidence.sources import ORIGIN_LIBRARY, ORIGIN_RETRIEVED, EvidenceSet, EvidenceSource
-from evidence.text import stems, tokens
+from evidence.text import DRUG_NAME, stems, tokens
 from pubmed.models import chunk_id_for
 
 _NUMBER = re.compile(r"\d")
@@ -209,8 +209,7 @@ def _candidates(
             score += DECISION_BONUS * min(decided.get(sentence, 0), 2)
             # A dose row for the patient's kidney function ("CrCl 15-30" for eGFR 22); a sentence stated only for
             # other kidney function is about other patients and is not offered.
-            fit = fits(kidney, sentence)
-            if fit is False:
+            if (fit := fits(kidney, sentence)) is False:
                 continue
             if fit:
                 score += PATIENT_FIT
@@ -326,7 +325,9 @@ def compose_answer(
     )
     if not candidates:
         return ABSTENTION_NO_EVIDENCE
-    focused = [c for c in candidates if c.words & focus] if not asks else []
+    # A focused sentence names the drug the question names ("edoxaban - mortality?": not DOAC-over-warfarin's).
+    drugs = stems(" ".join(DRUG_NAME.findall(question.lower())))
+    focused = [c for c in candidates if c.words & focus and (not drugs or c.words & drugs)] if not asks else []
     lead, unstated = _bottom_line(focused or candidates, asks, concepts, patient.time_points)
     assert lead is not None
     taken = [lead.words]

@@ -613,6 +613,18 @@ def test_an_outpatient_with_comorbidities_gets_the_regimen_for_comorbid_outpatie
     assert "previously healthy" in healthy.split("\n")[0]
 
 
+def test_the_outcome_a_question_names_is_reported_first_for_the_drug_it_names(library):
+    # Walking the product: "how much extra major bleeding with apixaban vs aspirin?" led with ARTESiA's stroke result;
+    # its major-bleeding result was further down. The outcome named leads, but only a sentence on the drug named:
+    # "edoxaban in AHRE - mortality?" is not answered by the DOAC-over-warfarin recommendation that names mortality.
+    settings = answer_settings(live_search=False)
+    question = "Does apixaban cause more major bleeding than aspirin in device-detected AF?"
+    first = answer_question(question=question, settings=settings).answer.split("\n")[0]
+    assert "Major bleeding" in first and "1.71%" in first, first
+    first = answer_question(question="Edoxaban in AHRE - mortality?", settings=settings).answer.split("\n")[0]
+    assert "NOAH-AFNET 6" in first and "edoxaban" in first, first
+
+
 def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
     # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
     # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.
