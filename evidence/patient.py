@@ -1,11 +1,11 @@
 """What a question says of its patient that decides which finding fits, read once where the question is understood.
 
 The patient's kidney function ("eGFR 22", "CKD4", "on HD"), the length of an episode ("AHRE 3 min"), the disease
-stage ("stage III"), where the patient is treated ("admitted to ICU") and the follow-up time asked about ("still
-holds at 5 yrs?") choose between findings stated for different patients. The understanding step reads them, with
-the question's shorthand spelled out ("starts HD" is on dialysis), into `AnswerRun.patient`; the composer chooses
-its lead with that reading, and the confidence rule caps the badge when every shown finding is stated for other
-patients (`stated_for_others`).
+stage ("stage III"), where the patient is treated ("admitted to ICU"), the stroke-risk score ("CHA2DS2-VASc 1 in a
+60M") and the follow-up time asked about ("still holds at 5 yrs?") choose between findings stated for different
+patients. The understanding step reads them, with the question's shorthand spelled out ("starts HD" is on dialysis),
+into `AnswerRun.patient`; the composer chooses its lead with that reading, and the confidence rule caps the badge
+when every shown finding is stated for other patients (`stated_for_others`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence import care_settings, durations, stages
+from evidence import care_settings, durations, stages, stroke_risk
 from evidence.asks import time_points
 from evidence.kidney_function import Range, question_range
 
@@ -25,27 +25,31 @@ class PatientDetails:
     stage: int | None = None  # disease stage
     setting: str | None = None  # care setting (`care_settings`: outpatient, inpatient, critical care)
     time_points: tuple[tuple[int, str], ...] = ()  # follow-up times asked about: (5, "year")
+    risk_score: stroke_risk.Score | None = None  # CHA2DS2-VASc score and sex
 
 
 def patient_details(question: str) -> PatientDetails:
-    """Return what `question` says of its patient's kidney function, episode length, stage, care setting and
-    follow-up time."""
+    """Return what `question` says of its patient's kidney function, episode length, stage, care setting, stroke-risk
+    score and follow-up time."""
     return PatientDetails(
         kidney=question_range(question),
         duration=durations.question_duration(question),
         stage=stages.question_stage(question),
         setting=care_settings.question_setting(question),
         time_points=tuple(time_points(question)),
+        risk_score=stroke_risk.question_score(question),
     )
 
 
 def fitted(details: PatientDetails, sentence: str) -> tuple[bool | None, ...]:
-    """Return, for the patient's episode length, disease stage and care setting in turn, whether `sentence` is
-    stated for it (True), only for other patients (False), or the question or the sentence states none (None)."""
+    """Return, for the patient's episode length, disease stage, care setting and stroke-risk score in turn, whether
+    `sentence` is stated for it (True), only for other patients (False), or the question or the sentence states none
+    (None)."""
     return (
         durations.fits(details.duration, sentence),
         stages.fits(details.stage, sentence),
         care_settings.fits(details.setting, sentence),
+        stroke_risk.fits(details.risk_score, sentence),
     )
 
 

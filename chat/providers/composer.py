@@ -216,9 +216,9 @@ def _candidates(
             # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
             # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context. So does a
             # finding for another stage ("stage II" for stage III), another care setting (outpatients for a patient
-            # in intensive care) or a narrower group (subclinical AF for AF).
+            # in intensive care) or a narrower group (subclinical AF for AF), whatever else of the patient it fits.
             fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
-            score += sum(PATIENT_FIT if one else -PATIENT_FIT for one in fits_patient if one is not None)
+            score += -PATIENT_FIT * fits_patient.count(False) or PATIENT_FIT * fits_patient.count(True)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
                                    rank[source.doc_id], misfit=False in fits_patient))
     return found

@@ -625,6 +625,20 @@ def test_the_outcome_a_question_names_is_reported_first_for_the_drug_it_names(li
     assert "NOAH-AFNET 6" in first and "edoxaban" in first, first
 
 
+def test_the_recommendation_for_the_patients_stroke_risk_score_leads(library):
+    # Walking the product: "CHA2DS2-VASc 1 in a 60M with AF - anticoagulate?" was GREEN and opened with the DOAC-over-
+    # warfarin recommendation, which does not say whether to anticoagulate at that score. The guideline's row for a
+    # score of 1 in men (2 in women) now leads; the row for 2 or more in men does not fit him.
+    settings = answer_settings(live_search=False)
+    for question in ("CHA2DS2-VASc 1 in a 60M with AF - anticoagulate?", "AF, CHA2DS2-VASc 2 in a woman - OAC?"):
+        first = answer_question(question=question, settings=settings).answer.split("\n")[0]
+        assert "1 in men, 2 in women" in first and "is reasonable" in first, first
+    # A finding stated for other patients gains nothing from the score it fits: the AHRE recommendation "with no prior
+    # AF diagnosis ... CHA2DS2-VASc of 2 or more" is not quoted for a patient with AF and a score of 3.
+    answer = answer_question(question="AF + CKD3b, CHA2DS2-VASc 3 - DOAC or VKA?", settings=settings).answer
+    assert "no prior AF diagnosis" not in answer, answer
+
+
 def test_a_patient_starting_hd_is_read_as_on_dialysis_and_gets_the_dialysis_dose_sentence(library):
     # "starts HD" is shorthand for haemodialysis: the patient's kidney function is read with it spelled out. Read as
     # written, the follow-up said nothing of the kidneys and opened with the CrCl 15-30 dose row.

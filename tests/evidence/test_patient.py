@@ -8,6 +8,7 @@ def test_the_patients_kidney_function_episode_stage_and_follow_up_time_are_read_
     assert (details.kidney, details.stage, details.time_points) == ((22.0, 22.0), 3, ((5, "year"),))
     assert patient_details("AHRE 3 min - anticoagulate?").duration == (3.0, 3.0)
     assert patient_details("HFpEF - which drugs?") == PatientDetails()
+    assert patient_details("CHA2DS2-VASc 1 in a 60M with AF - OAC?").risk_score == (1, "m")
 
 
 def test_the_composer_reads_the_patient_the_pipeline_read_not_the_question_again() -> None:
