@@ -6,7 +6,10 @@ from collections.abc import Sequence
 
 from evidence.sources import EvidenceSource
 
-SOURCE_TEXT_LIMIT = 1200
+SOURCE_TEXT_LIMIT = 1200  # a retrieved abstract's chunk
+# A library study's curated findings and key finding are each a statement it may be cited for: a guideline with five
+# findings runs past 1,200 characters, and its last findings and key finding would never reach the model.
+LIBRARY_TEXT_LIMIT = 4000
 
 CITATION_RULES = """\
 You are MedCite, a clinical evidence assistant for clinicians. Answer only from verifiable evidence.
@@ -45,8 +48,9 @@ def format_available_sources(sources: Sequence[EvidenceSource]) -> str:
     lines = ["AVAILABLE SOURCES (cite as [citation:docId:chunkId]):"]
     for number, source in enumerate(sources, start=1):
         text = " ".join(source.text.split())
-        if len(text) > SOURCE_TEXT_LIMIT:
-            text = text[:SOURCE_TEXT_LIMIT].rsplit(" ", 1)[0] + " ..."
+        limit = LIBRARY_TEXT_LIMIT if source.findings else SOURCE_TEXT_LIMIT
+        if len(text) > limit:
+            text = text[:limit].rsplit(" ", 1)[0] + " ..."
         lines.append(
             f"[{number}] docId={source.doc_id} chunkId={source.chunk_id} | {source.title} "
             f"({source.year or 'n.d.'})\n    {text}"

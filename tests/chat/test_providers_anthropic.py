@@ -43,6 +43,19 @@ def test_request_carries_system_rules_verified_references_sources_and_tools(libr
     assert "tool_choice" not in request
 
 
+def test_a_library_guideline_reaches_the_model_with_all_its_findings_and_its_key_finding(
+    library, fake_anthropic, llm_settings
+):
+    # The AF guideline's five curated findings and key finding run past the 1,200 characters an abstract chunk is
+    # cut to; cut the same way, its last findings and key finding never reached the model.
+    fake_anthropic.script(Reply([Text(f"Anticoagulate [citation:pmid:{AF_GUIDELINE}:key_finding].")]))
+    answer_question(question=QUESTION, settings=llm_settings())
+    sources = fake_anthropic.requests[0]["system"].split("AVAILABLE SOURCES (")[1]
+    guideline = sources.split(f"docId=pmid:{AF_GUIDELINE}")[1].split("\n[")[0]
+    assert len(guideline) > 1200
+    assert "1 in men, 2 in women" in guideline and "revises" in guideline and not guideline.rstrip().endswith("...")
+
+
 def test_uncited_statements_get_the_source_that_says_them_and_the_rest_is_removed(
     library, fake_anthropic, llm_settings
 ):
