@@ -7,9 +7,8 @@ and scans already done) is the patient's detail; what the asking sentences name 
 
 from __future__ import annotations
 
-from evidence.pico import is_negated
 from evidence.sentences import asking_part
-from evidence.vocabulary import DECISION, DISEASE, Vocabulary
+from evidence.vocabulary import DECISION, DISEASE, Vocabulary, is_negated
 
 CASE_WORDS = 25  # a question this long describes a patient
 

@@ -92,8 +92,8 @@ def classify(pico: Pico, *, rules: Sequence[Rule]) -> Classification:
             UNCLASSIFIED, None, 0.2 if pico.disease_tags else 0.0, None, condition=pico.primary_disease_tag
         )
     best = max(matching, key=lambda r: (rule_score(r, pico), len(r.disease_tags), len(r.decision_tags), r.name))
-    # A case that names the patient's history first ("HTN, T2DM, ... AHRE up to 6 hours - apixaban?") is about the
-    # condition of the curated scenario it matched, not the first one it names.
+    # A question that names the patient's history first ("HTN, T2DM, ... AHRE up to 6 hours - apixaban?") is about
+    # the condition of the curated scenario it matched, not the first one it names.
     condition = pico.primary_disease_tag
     if condition not in best.scenario_tags:
         condition = next((tag for tag in pico.condition_tags if tag in best.scenario_tags), condition)

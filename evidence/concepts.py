@@ -18,9 +18,9 @@ from evidence import care_settings, durations, language, stages
 from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
-from evidence.pico import Pico, describes_patients, is_negated, measurement_spans, regimen_spans
+from evidence.pico import Pico, describes_patients, measurement_spans, regimen_spans
 from evidence.text import is_disease, is_intervention, stem, tokens
-from evidence.vocabulary import DECISION, DISEASE, Vocabulary
+from evidence.vocabulary import DECISION, DISEASE, Vocabulary, is_negated
 
 __all__ = [
     "Concept",

@@ -155,8 +155,6 @@ def describes_patients(question: str, match: TagMatch, vocabulary: Vocabulary) -
     )
 
 
-
-
 # What the patient already takes: "on ARNI, BB, MRA", "already taking metformin and a statin". The list runs to the
 # end of its clause: a dash, a semicolon or a colon, a question mark or full stop, or a word that starts the question.
 _REGIMEN = re.compile(

@@ -396,5 +396,5 @@ def _compile_names(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern[
         body = r"\s+".join(re.escape(token) for token in cleaned.split())
         wordings = [(body, 0 if acronym_like else re.IGNORECASE)] if len(cleaned) >= 3 else []
         wordings += [(re.escape(author.group(1)), 0) for author in [_AUTHOR_YEAR.match(cleaned)] if author]
-        compiled += [(re.compile(rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])", flags), doc_id) for body, flags in wordings]
+        compiled += [(re.compile(rf"(?<![A-Za-z0-9]){expr}(?![A-Za-z0-9])", flags), doc_id) for expr, flags in wordings]
     return compiled

@@ -21,6 +21,8 @@ _STAGE = re.compile(
 )
 _NEXT = re.compile(rf"(?:-|\u2013|to|or|and|,|/)\s*(?:stage\s+)?({_NUMERAL})", re.IGNORECASE)
 _KIDNEY = re.compile(r"\b(?:CKD|kidney|renal|eGFR|GFR|CrCl)\b", re.IGNORECASE)
+# "CKD4" spelled out for reading the patient is "chronic kidney disease stage 4": its stage is the kidney's.
+_KIDNEY_DISEASE_BEFORE = re.compile(r"\bkidney disease\s*$", re.IGNORECASE)
 
 
 def _number(numeral: str) -> int | None:
@@ -50,7 +52,7 @@ def _readings(text: str) -> list[set[int]]:
     readings = []
     for match in _STAGE.finditer(text):
         around = text[max(0, match.start() - 12) : match.end() + 12]
-        if _KIDNEY.search(around):
+        if _KIDNEY.search(around) or _KIDNEY_DISEASE_BEFORE.search(text[: match.start()]):
             continue
         stages = _stages(match)
         if stages:

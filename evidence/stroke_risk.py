@@ -17,8 +17,10 @@ Range = tuple[float, float, str | None]  # a finding's scores, for one sex or bo
 
 _SCORE = r"CHA2DS2-VA(?:Sc)?"
 _QUESTION = re.compile(_SCORE + r"\s*(?:score\s*)?(?:of|=|:|is|was)?\s*(\d)(?![.\d])", re.I)
-_SEX = re.compile(r"\b\d{1,3}\s*(?:yo\s*|y/o\s*|-year-old\s*)?([MF])\b|\b(man|male|gentleman|woman|female|lady)\b")
-_FEMALE = {"f", "woman", "female", "lady"}
+_SEX = re.compile(
+    r"\b\d{1,3}\s*(?:yo\s*|y/o\s*|-year-old\s*)?([MF])\b|\b((?i:men|man|males?|gentleman|women|woman|females?|lady))\b"
+)
+_FEMALE = {"f", "woman", "women", "female", "females", "lady"}
 _STATED = re.compile(r"(?<!mean )(?<!median )" + _SCORE + r"([^;()]{0,60})", re.I)
 # The scores right after the name: "of 2 or more in men, 3 or more in women", "is 3 or more", "≥2", "of 1 in men, 2 in
 # women" (a number further on, "5 minutes", is no score). Groups: at least, the score, "or more", the sex.

@@ -213,14 +213,14 @@ def _candidates(
                 continue
             if fit:
                 score += PATIENT_FIT
-            # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for a 3-minute
-            # AHRE) speaks to this patient; one stated only for longer episodes follows it, as context. So does a
-            # finding for another stage ("stage II" for stage III), another care setting (outpatients for a patient
-            # in intensive care) or a narrower group (subclinical AF for AF), whatever else of the patient it fits.
+            # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for 3-minute AHRE)
+            # speaks to this patient; one only for longer episodes, another stage, care setting or score, or a narrower
+            # group (subclinical AF for AF) follows it as context, whatever else of the patient it fits.
             fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
-            score += -PATIENT_FIT * fits_patient.count(False) or PATIENT_FIT * fits_patient.count(True)
+            misfits = fits_patient.count(False)
+            score += -PATIENT_FIT * misfits if misfits else PATIENT_FIT * fits_patient.count(True)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
-                                   rank[source.doc_id], misfit=False in fits_patient))
+                                   rank[source.doc_id], misfit=misfits > 0))
     return found
 
 

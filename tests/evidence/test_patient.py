@@ -11,6 +11,14 @@ def test_the_patients_kidney_function_episode_stage_and_follow_up_time_are_read_
     assert patient_details("CHA2DS2-VASc 1 in a 60M with AF - OAC?").risk_score == (1, "m")
 
 
+def test_a_kidney_stage_spelled_out_is_no_disease_stage() -> None:
+    # The patient is read with the shorthand spelled out, and "CKD4" becomes "chronic kidney disease stage 4": read as a
+    # disease stage, it was stage 4.
+    details = patient_details("atrial fibrillation + chronic kidney disease stage 4, 81F - apixaban 2.5 or 5?")
+    assert (details.stage, details.kidney) == (None, (15, 29))
+    assert patient_details("stage 4 colon cancer with chronic kidney disease - adjuvant?").stage == 4
+
+
 def test_the_composer_reads_the_patient_the_pipeline_read_not_the_question_again() -> None:
     # The understanding step reads the patient once (`AnswerRun.patient`); a follow-up's own words ("dose?") say
     # nothing of the kidney function its conversation gave, and the composer must not read them again.

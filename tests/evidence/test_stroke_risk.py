@@ -13,6 +13,8 @@ from evidence.stroke_risk import finding_scores, fits, question_score
         ("CHA2DS2-VASc 1 in a 60M with AF - anticoagulate?", (1, "m")),
         ("72F AF, CHA2DS2-VASc 3 - DOAC or warfarin?", (3, "f")),
         ("woman with AF, CHA2DS2-VA score of 2 - OAC?", (2, "f")),
+        ("Woman, 70, AF, CHA2DS2-VASc 2 - OAC?", (2, "f")),  # the word read in any case
+        ("CHA2DS2-VASc 1 in men with AF - OAC?", (1, "m")),
         ("SCAF episodes 2-6 h, CHA2DS2-VASc 3 - apixaban vs aspirin?", (3, None)),
         ("CHA2DS2-VASc 3.5?", None),  # no score is a fraction
         ("Which DOAC in AF?", None),
