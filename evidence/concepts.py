@@ -165,6 +165,7 @@ def question_concepts(
         concepts.append(Concept(label, role, forms, 1.0, match.code, generic_decision, answer_kind))
         decided += [(match.start, match.end)] if answer_kind == "drug" else []
     decided += _add_spelled_tags(question, concepts, taken, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
+    decided += lexicon.drug_spans(question)  # "sCAP on norepi - beta-lactam plus macrolide or resp FQ?"
     age = _AGE.search(question)
     older = bool(age and int(next(group for group in age.groups() if group)) >= 65)
     if age:

@@ -272,6 +272,20 @@ class Lexicon:
         own = tuple(dict.fromkeys(forms))
         return tuple(dict.fromkeys((*own, *(other for form in own for other in self.related.get(form, ())))))
 
+    def drug_spans(self, question: str) -> list[tuple[int, int]]:
+        """Return where `question` names a drug or drug class the curated classes know (`DrugClass`), in its own
+        words ("macrolide", "azithromycin") or in shorthand ("resp FQ")."""
+        spans = [
+            (start, end)
+            for key, start, end in self.hits(question)
+            if any(form in self.related for form in self.entries.get(form_of(key), self.exact.get(key, ())))
+        ]
+        return spans + [
+            word.span()
+            for word in re.finditer(r"[A-Za-z][A-Za-z-]*", question)
+            if not any(start <= word.start() < end for start, end in spans) and form_of(word.group(0)) in self.related
+        ]
+
     def spelled_out(self, question: str) -> list[str]:
         """Return what the question's abbreviations and lay words stand for, as the literature writes it."""
         lowered = question.lower()

@@ -123,7 +123,9 @@ def _assemble(
         primary_disease = choose_primary_disease(disease_tags, vocabulary)
     if primary_decision not in decision_tags:
         primary_decision = choose_primary_decision(decision_tags, vocabulary)
-    condition = condition or " with ".join(vocabulary.label(t) for t in vocabulary.conditions(disease_tags))
+    # Two tags may carry one label ("cap" and "community_acquired_pneumonia"): it is written once.
+    labels = dict.fromkeys(vocabulary.label(tag) for tag in vocabulary.conditions(disease_tags))
+    condition = condition or " with ".join(labels)
     return Pico(
         patient=patient.strip(),
         intervention=intervention.strip(),

@@ -213,9 +213,8 @@ def _candidates(
                 continue
             if fit:
                 score += PATIENT_FIT
-            # A recommendation stated for episodes as long as the patient's ("shorter than 5 minutes" for 3-minute AHRE)
-            # speaks to this patient; one only for longer episodes, another stage, care setting or score, or a narrower
-            # group (subclinical AF for AF) follows it as context, whatever else of the patient it fits.
+            # A sentence stated for episodes as long as the patient's ("< 5 min" for 3-min AHRE) fits; one for others
+            # only (longer episodes, stage, setting, score; subclinical AF for AF) is a misfit, whatever else it fits.
             fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
             misfits = fits_patient.count(False)
             score += -PATIENT_FIT * misfits if misfits else PATIENT_FIT * fits_patient.count(True)
@@ -333,15 +332,18 @@ def compose_answer(
     taken = [lead.words]
     # Beyond the lead, a curated finding is quoted for a decision the question asks about: a guideline's
     # recommendation on anticoagulation in AF is no evidence on SGLT2 inhibitors in diabetic kidney disease. (A case's
-    # decisions are read from its story too, less surely: its findings are not held to them.)
+    # decisions are read from its story too, less surely: its findings are not held to them.) Nor is the lead's source
+    # quoted again for other patients (its outpatient regimen, for a patient in the ICU); another study may be.
     decisions = [c for c in concepts if c.role == DECISION_ROLE] if not parts.is_case else []
-    on_decision = [c for c in candidates if c.section != CURATED_FINDING or on_decisions(c.sentence, decisions)]
+    on_decision = [c for c in candidates if not (c.misfit and c.source.doc_id == lead.source.doc_id)
+                   and (c.section != CURATED_FINDING or on_decisions(c.sentence, decisions))]
     rest = _select([c for c in on_decision if c is not lead], taken=taken, settings=settings)
     quoted = [lead, *rest]
     # A decision is covered when a quoted sentence states its kind of answer ("1 month" for a duration).
     stated = {kind for kind in ASKS if any(states(kind, c.sentence) for c in quoted)}
     # A study the question names ("What do DYNAMIC / GALAXY show?") is a source, not a clinical part to cover.
-    names = {name.lower() for s in [*evidence.library, *admitted] for name in (s.study_name, *s.names) if name}
+    named = [*evidence.library, *admitted]
+    names = {name.lower() for s in named for name in (s.study_name, *s.names) if name}
     # Patient details are context, not parts to answer: the population ("older adults" for a 78-year-old), a
     # kidney stage ("CKD4") or care setting ("ICU") once a quoted sentence is stated for the patient's.
     kidney_fitted = patient.kidney is not None and any(fits(patient.kidney, c.sentence) for c in quoted)
@@ -349,15 +351,13 @@ def compose_answer(
     cited = {c.source.doc_id for c in quoted}
     names_study = any(doc_id in cited for _, doc_id in found)
     open_concepts = [
-        c
-        for c in (parts.naming_study if names_study else parts.answerable)
+        c for c in (parts.naming_study if names_study else parts.answerable)
         if not (c.role == DECISION_ROLE and c.answer_kind in stated)
         and c.label.lower() not in names
         and c.role != POPULATION
         and not (kidney_fitted and question_range(c.label) is not None)
         and not (setting_fitted and care_settings.settings_in(c.label))
     ]
-    named = [*evidence.library, *admitted]
     unspoken = unanswered_parts(parts, [c.sentence for c in quoted], sources=named)
     finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, patient.kidney), lead.source)}"
     # No quoted finding speaks to the drug asked about, is stated for this patient (only another stage, episode length

@@ -408,6 +408,19 @@ def test_a_finding_stated_for_another_stage_does_not_lead_even_from_the_most_rel
     assert "**DYNAMIC**" in answer
 
 
+def test_the_leads_source_is_not_quoted_again_for_other_patients():
+    # A patient in the ICU: the guideline's severe-CAP regimen leads; its outpatient regimen is for other patients.
+    guideline = _cap_guideline("In severe CAP, give a beta-lactam plus a macrolide.",
+                               "For outpatients with comorbidities, give amoxicillin/clavulanate plus a macrolide.")
+    answer = _compose_for("severe CAP in the ICU - beta-lactam plus macrolide?", guideline)
+
+    assert answer.startswith("**Bottom line:** **CAP guideline**") and "severe CAP" in answer.split("\n")[0]
+    assert "outpatients" not in answer
+    # For an outpatient, it is the ICU regimen that is not quoted.
+    answer = _compose_for("CAP outpatient with comorbidities - beta-lactam plus macrolide?", guideline)
+    assert "outpatients" in answer.split("\n")[0] and "severe" not in answer
+
+
 def test_a_question_naming_its_study_lists_no_word_of_its_own_as_a_missing_part():
     deliver = _library("36027570", "Dapagliflozin reduced worsening heart failure or cardiovascular death, with no "
                        "loss of benefit at higher ejection fractions.", name="DELIVER")

@@ -379,6 +379,19 @@ def test_the_patients_regimen_is_no_part_an_answer_must_cover(seeded):
     assert "MRA" in {c.label for c in clinical_parts(asked, concepts_of(asked, seeded))}
 
 
+def test_a_choice_between_drug_classes_makes_the_patients_vasopressor_background(seeded):
+    from evidence.question_parts import clinical_parts
+
+    # The choice is between curated drug classes ("macrolide", "resp FQ"), which no tag names: the norepinephrine the
+    # patient is on is a detail of the patient (the answer said it did not address "norepi").
+    question = "sCAP in ICU on norepi - with the beta-lactam, macrolide or resp FQ?"
+    parts = {c.label for c in clinical_parts(question, concepts_of(question, seeded))}
+    assert {"macrolide", "resp FQ"} <= parts and "norepi" not in parts
+    # Asked about alone, the drug the patient is on stays the question's part.
+    alone = "sCAP in ICU on norepi - target MAP?"
+    assert "norepi" in {c.label for c in clinical_parts(alone, concepts_of(alone, seeded))}
+
+
 def test_a_stage_and_an_amount_of_time_are_details_not_topic_words(seeded):
     from evidence.concepts import TOPIC
 

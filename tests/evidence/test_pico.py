@@ -76,6 +76,14 @@ def test_vocabulary_extractor_finds_tags_and_primary_tags(question, diseases, de
     assert pico.source == "vocabulary"
 
 
+def test_a_condition_two_tags_name_alike_is_written_once():
+    # "cap" and "community_acquired_pneumonia" carry one label: "community-acquired pneumonia with community-acquired
+    # pneumonia" was the condition read from "sCAP in ICU".
+    pico = extract_pico_rules("Antibiotics for community-acquired pneumonia in the ICU?", vocabulary=VOCAB)
+    assert {"cap", "community_acquired_pneumonia"} <= set(pico.disease_tags)
+    assert pico.condition == "community-acquired pneumonia"
+
+
 def test_af_does_not_match_inside_after_and_cap_needs_capitals():
     pico = extract_pico_rules("What happens after we cap the dose in a staff member?", vocabulary=VOCAB)
     assert pico.disease_tags == []
