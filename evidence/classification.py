@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evidence.models import ClassificationRule
+from evidence.models import AnchorScenario, ClassificationRule
 from evidence.pico import Pico
+from evidence.table_digest import table_digests
 
 UNCLASSIFIED = "General clinical question"
 
@@ -42,9 +43,17 @@ class Classification:
         return asdict(self)
 
 
+_loaded: tuple[tuple[str, ...], list[Rule]] | None = None  # the tables' digest and the rules read from them
+
+
 def load_rules() -> list[Rule]:
-    """Return the curated classification rules, highest priority first."""
-    return [
+    """Return the curated classification rules, highest priority first: one small query while no rule or anchor
+    scenario changed since the last question (`table_digest`), the rules when one did."""
+    global _loaded
+    digest = table_digests(ClassificationRule._meta.db_table, AnchorScenario._meta.db_table)
+    if _loaded is not None and _loaded[0] == digest:
+        return list(_loaded[1])
+    rules = [
         Rule(
             name=row.name,
             classification=row.classification,
@@ -58,6 +67,8 @@ def load_rules() -> list[Rule]:
         )
         for row in ClassificationRule.objects.select_related("anchor_scenario").order_by("-priority", "name")
     ]
+    _loaded = (digest, rules)
+    return list(rules)
 
 
 def _matches(rule: Rule, pico: Pico) -> bool:

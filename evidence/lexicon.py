@@ -16,6 +16,7 @@ from typing import Protocol
 
 from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation, DrugClass
+from evidence.table_digest import table_digests
 from evidence.text import roman_value
 
 HITS_CACHE_SIZE = 2000
@@ -41,6 +42,9 @@ class Define(Protocol):
     """Reads what `terms`, shorthand of `question`, stand for (`pubmed.selectors.shorthand_definitions`)."""
 
     def __call__(self, *, terms: Sequence[str], question: str) -> Sequence[Defined]: ...
+
+
+_loaded: tuple[tuple[str, ...], Lexicon] | None = None  # the tables' digest and the lexicon read from them
 
 
 @lru_cache(maxsize=4)
@@ -97,14 +101,21 @@ class Lexicon:
 
     @classmethod
     def load(cls) -> Lexicon:
-        """Return the lexicon from the `Abbreviation` and `DrugClass` tables (two queries; built once per distinct
-        table content, since stemming every expansion cost ~30 ms a question)."""
+        """Return the lexicon from the `Abbreviation` and `DrugClass` tables: one small query while no row changed
+        since the last question, two more when one did (built once per distinct table content, since stemming every
+        expansion cost ~30 ms a question)."""
+        global _loaded
+        digest = table_digests(Abbreviation._meta.db_table, DrugClass._meta.db_table)
+        if _loaded is not None and _loaded[0] == digest:
+            return _loaded[1]  # no row changed since the last question (`table_digest`)
         rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive", "context")
         classes = DrugClass.objects.order_by("name").values_list("name", "wordings", "members")
-        return _built_lexicon(
+        lexicon = _built_lexicon(
             tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows),
             tuple((name, tuple(wordings), tuple(members)) for name, wordings, members in classes),
         )
+        _loaded = (digest, lexicon)
+        return lexicon
 
     @classmethod
     def build(

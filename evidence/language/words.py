@@ -25,6 +25,8 @@ import structlog
 from django.apps import apps
 from django.db import DatabaseError, models
 
+from evidence.table_digest import table_digests
+
 logger = structlog.get_logger(__name__)
 
 # The curated vocabulary shipped with the code: tags, scenarios, rules, abbreviations and these words.
@@ -124,23 +126,28 @@ def shipped_rows() -> tuple[WordRow, ...]:
 
 
 _current: Words | None = None
+_read: tuple[str, ...] = ()  # the table's digest when `_current` was read from it
 
 
 def refresh() -> Words:
-    """Read the word table (one query) and make it the reading every caller of `words` sees.
+    """Read the word table and make it the reading every caller of `words` sees: one small query while no row
+    changed since the last reading (`table_digest`), the rows themselves when one did.
 
     A database that cannot be read keeps the last reading (logged): a question is still answered.
     """
-    global _current
+    global _current, _read
     table = apps.get_model("evidence", "Word")  # by name: this module is read before the models are loaded
     try:
+        digest = table_digests(table._meta.db_table)
+        if _current is not None and digest == _read:
+            return _current
         rows = tuple(
             (text, tuple(classes)) for text, classes in table.objects.order_by("text").values_list("text", "classes")
         )
     except DatabaseError as exc:
         logger.warning("words_not_read", error=str(exc))
         return current()
-    _current = _built(_with_shipped_classes(rows))
+    _current, _read = _built(_with_shipped_classes(rows)), digest
     return _current
 
 
