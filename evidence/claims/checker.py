@@ -208,13 +208,16 @@ class SupportChecker:
 
     def unverified_names(self, text: str) -> list[tuple[int, int, str]]:
         """Return (start, end, name) of study names no library entry or source of this turn carries."""
+        unknown = [mention for mention in study_names(text, self.known_names) if mention.kind != "known"]
+        if not unknown:
+            return []  # most sentences name no study, or only library ones: the sources need not be read
         # Read now, not at construction: the model's tool calls add sources while it writes.
         corpus = " ".join(f"{s.study_name} {' '.join(s.names)} {s.title} {s.text}" for s in self.evidence.sources)
         # Words inside an identifier or a link ("pubmed" in a PubMed address) are not study names.
         inside = [(m.start, m.end) for m in extract_mentions(text, self.evidence)]
         found = []
-        for mention in study_names(text, self.known_names):
-            if mention.kind == "known" or mention.name.split()[0] in corpus:
+        for mention in unknown:
+            if mention.name.split()[0] in corpus:
                 continue
             if any(start <= mention.start and mention.end <= end for start, end in inside):
                 continue
