@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from evidence import care_settings, durations, language, stages
+from evidence.absent_features import absent_spans
 from evidence.case_questions import CASE_WORDS, asked_conditions, asked_decisions, case_asking
 from evidence.lexicon import Lexicon
 from evidence.matching import TextIndex, fold, form_of
@@ -174,6 +175,7 @@ def question_concepts(
     # another drug, the regimen the patient is on ("on ARNI, metoprolol - add dapagliflozin?") are details, not topics.
     taken += stages.stage_spans(question) + durations.amount_spans(question) + regimen_spans(question, decided)
     taken += measurement_spans(question)  # "K 6.1", "Hb 10.4", "EF 30%"
+    taken += absent_spans(question)  # "no high-risk features", "no comorbidities"
     # Another wording of a condition or decision already found ("ESRD on HD": HD is haemodialysis, a synonym
     # of the dialysis tag that ESRD matched) is that concept, not a topic of its own.
     tagged = {form for concept in concepts for form in concept.forms}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evidence import care_settings, durations, stages, stroke_risk
+from evidence import absent_features, care_settings, durations, stages, stroke_risk
 from evidence.asks import time_points
 from evidence.kidney_function import Range, question_range
 
@@ -26,11 +26,12 @@ class PatientDetails:
     setting: str | None = None  # care setting (`care_settings`: outpatient, inpatient, critical care)
     time_points: tuple[tuple[int, str], ...] = ()  # follow-up times asked about: (5, "year")
     risk_score: stroke_risk.Score | None = None  # CHA2DS2-VASc score and sex
+    absent: tuple[tuple[str, ...], ...] = ()  # what the patient does not have ("no comorbidities"), as stem forms
 
 
 def patient_details(question: str) -> PatientDetails:
     """Return what `question` says of its patient's kidney function, episode length, stage, care setting, stroke-risk
-    score and follow-up time."""
+    score, follow-up time and what the patient does not have."""
     return PatientDetails(
         kidney=question_range(question),
         duration=durations.question_duration(question),
@@ -38,18 +39,20 @@ def patient_details(question: str) -> PatientDetails:
         setting=care_settings.question_setting(question),
         time_points=tuple(time_points(question)),
         risk_score=stroke_risk.question_score(question),
+        absent=absent_features.absent_features(question),
     )
 
 
 def fitted(details: PatientDetails, sentence: str) -> tuple[bool | None, ...]:
-    """Return, for the patient's episode length, disease stage, care setting and stroke-risk score in turn, whether
-    `sentence` is stated for it (True), only for other patients (False), or the question or the sentence states none
-    (None)."""
+    """Return, for the patient's episode length, disease stage, care setting, stroke-risk score and what the patient
+    does not have in turn, whether `sentence` is stated for it (True), only for other patients (False), or the
+    question or the sentence states none (None)."""
     return (
         durations.fits(details.duration, sentence),
         stages.fits(details.stage, sentence),
         care_settings.fits(details.setting, sentence),
         stroke_risk.fits(details.risk_score, sentence),
+        absent_features.fits(details.absent, sentence),
     )
 
 

@@ -519,3 +519,12 @@ def test_what_the_patient_is_on_stays_a_topic_when_nothing_else_is_asked(seeded)
     # "on tamoxifen - endometrial surveillance needed?" asks about the patient's own drug.
     question = "breast cancer on tamoxifen - endometrial surveillance needed?"
     assert "tamoxifen" in {c.label for c in spelled_concepts(question, seeded)}
+
+
+def test_the_features_a_patient_lacks_and_a_test_result_are_not_topics(seeded):
+    # "MSS stage II colon, no high-risk features, ctDNA neg - skip adjuvant?" abstained: DYNAMIC was judged against
+    # "high-risk", "features", "neg" and "skip" as parts it did not cover.
+    question = "MSS stage II colon, no high-risk features, ctDNA neg - skip adjuvant?"
+    labels = {c.label for c in concepts_of(question, seeded)}
+    assert {"colon cancer", "adjuvant therapy"} <= labels
+    assert not labels & {"high-risk", "features", "neg", "skip"}

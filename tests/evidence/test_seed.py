@@ -311,7 +311,7 @@ def test_command_prints_counts():
         "Classification rules: 13 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 398 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Drug classes: 16 created, 0 updated, 0 unchanged, 0 kept.\n"
-        "Curated words (word classes): 790 created, 0 updated, 0 unchanged, 0 kept.\n"
+        "Curated words (word classes): 794 created, 0 updated, 0 unchanged, 0 kept.\n"
         "Decision aids: 6 created, 0 updated, 0 unchanged.\n"
     )
     assert second.getvalue() == (
@@ -323,7 +323,7 @@ def test_command_prints_counts():
         "Classification rules: 0 created, 0 updated, 13 unchanged, 0 kept.\n"
         "Abbreviations and lay terms: 0 created, 0 updated, 398 unchanged, 0 kept.\n"
         "Drug classes: 0 created, 0 updated, 16 unchanged, 0 kept.\n"
-        "Curated words (word classes): 0 created, 0 updated, 790 unchanged, 0 kept.\n"
+        "Curated words (word classes): 0 created, 0 updated, 794 unchanged, 0 kept.\n"
         "Decision aids: 0 created, 0 updated, 6 unchanged.\n"
     )
 

@@ -1,0 +1,57 @@
+"""What a question says its patient does not have ("outpt CAP, no comorbidities"), and whether a finding is stated
+for patients who do have it ("For outpatients with CAP who have comorbidities, give ...").
+
+Such a finding is for other patients: the guideline's regimen for previously healthy outpatients answers the
+question, not the one for outpatients with comorbidities, although the question and that finding share the word.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evidence.matching import form_of
+
+# "no comorbidities", "without prior stroke", "no known CAD", "w/o significant CKD": the word named as absent.
+_ABSENT = re.compile(
+    r"\b(?:no|without|w/o|denies)\s+(?:(?:prior|previous|known|significant|major|other|hx\s+of|history\s+of)\s+)?"
+    r"(?!(?:difference|change|benefit|effect|evidence|data|need|role|improvement|increase|reduction|sign|further|"
+    r"more|longer|one|way|better)s?\b)(?P<word>[A-Za-z][\w-]+)(?!\s+(?:was\s+|is\s+)?(?:detect|found|seen))",
+    re.IGNORECASE,
+)
+# Patients described by what they have: "outpatients with CAP who have comorbidities", "patients with diabetes",
+# "adults having prior stroke" (not "patients treated with ...": a treatment given, not a feature of the patient).
+_HAVING = re.compile(
+    r"\b(?:patients|outpatients|inpatients|adults|people|individuals|those)\s+"
+    r"(?:with\s+[\w-]+(?:\s+[\w-]+)?\s+)?(?:with|who\s+have|who\s+had|who\s+has|having)\s+"
+    r"(?:(?:any|a|an|one|two|or\s+more|more|prior|known|significant)\s+)*(?P<word>[A-Za-z][\w-]{2,})",
+    re.IGNORECASE,
+)
+
+
+def absent_spans(question: str) -> list[tuple[int, int]]:
+    """Return where the question names what its patient does not have ("no high-risk features"): a detail of the
+    patient, never a topic an answer must cover."""
+    return [(m.start(), m.end("word") + len(_tail(question[m.end("word") :]))) for m in _ABSENT.finditer(question)]
+
+
+def _tail(after: str) -> str:
+    """Return the words after an absent word that belong to its noun phrase ("features" of "no high-risk
+    features"): at most two, up to punctuation or a word that starts another phrase."""
+    found = re.match(r"(?:\s+(?!(?:in|on|at|for|with|and|or|but|to|of|who|that|since|after|before|is|are|was)\b)"
+                     r"[A-Za-z][\w/-]*){0,2}", after)
+    return found.group(0) if found else ""
+
+
+def absent_features(question: str) -> tuple[tuple[str, ...], ...]:
+    """Return the stem forms of the words the question names as absent in its patient."""
+    return tuple(dict.fromkeys(form for m in _ABSENT.finditer(question) if (form := form_of(m.group("word")))))
+
+
+def fits(absent: tuple[tuple[str, ...], ...], sentence: str) -> bool | None:
+    """Return False when `sentence` is stated for patients who have what the question's patient lacks, else None (a
+    sentence is never more fitting for not naming it)."""
+    if not absent:
+        return None
+    if any(form_of(m.group("word")) in absent for m in _HAVING.finditer(sentence)):
+        return False
+    return None

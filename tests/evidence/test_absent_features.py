@@ -1,0 +1,62 @@
+"""What the patient does not have makes a finding for patients who have it a finding for other patients."""
+
+from __future__ import annotations
+
+import pytest
+
+from evidence.absent_features import absent_features, fits
+from evidence.matching import form_of
+from evidence.patient import patient_details, stated_for_others
+
+COMORBID = "For outpatients with CAP who have comorbidities, give amoxicillin/clavulanate plus a macrolide."
+HEALTHY = "For previously healthy outpatients with CAP, prescribe amoxicillin 1 g three times daily."
+
+
+@pytest.mark.parametrize(
+    ("question", "absent"),
+    [
+        ("outpt CAP, no comorbidities - first-line abx?", ["comorbidities"]),
+        ("AHRE 3 min on PPM interrogation, no AF hx - OAC?", ["AF"]),
+        ("HFpEF + CKD3b, no known diabetes - SGLT2i?", ["diabetes"]),
+        ("T2DM without prior stroke - aspirin?", ["stroke"]),
+        # A result that was not found, or a difference a trial did not show, is no feature of the patient.
+        ("no difference in OS with ctDNA-guided therapy?", []),
+        ("apixaban for SCAF in CKD4?", []),
+    ],
+)
+def test_the_words_a_question_names_as_absent_are_read(question, absent):
+    assert absent_features(question) == tuple(form_of(word) for word in absent)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fitted"),
+    [
+        (COMORBID, False),
+        ("In patients with diabetes, SGLT2 inhibitors reduced hospitalisation.", None),
+        (HEALTHY, None),
+        # A treatment given is not a feature of the patient.
+        ("Patients treated with comorbidities-adjusted dosing did better.", None),
+    ],
+)
+def test_a_finding_for_patients_who_have_what_the_patient_lacks_is_for_others(sentence, fitted):
+    assert fits(absent_features("outpt CAP, no comorbidities - first-line?"), sentence) is fitted
+
+
+def test_without_an_absent_feature_no_finding_is_judged_by_one():
+    assert fits((), COMORBID) is None
+    assert fits(absent_features("CAP outpt with COPD - first-line abx?"), COMORBID) is None
+
+
+def test_the_patient_reading_carries_it_to_every_fit_check():
+    details = patient_details("CAP, no comorbidities - first-line abx?")
+    assert stated_for_others(details, [COMORBID])
+    assert not stated_for_others(details, [HEALTHY, COMORBID])
+
+
+def test_what_the_patient_lacks_is_no_topic_an_answer_must_cover():
+    from evidence.absent_features import absent_spans
+
+    question = "MSS stage II colon, no high-risk features, ctDNA neg - skip adjuvant?"
+    assert [question[start:end] for start, end in absent_spans(question)] == ["no high-risk features"]
+    question = "CAP in a 50M with no comorbidities, treated at home - amoxicillin?"
+    assert [question[start:end] for start, end in absent_spans(question)] == ["no comorbidities"]
