@@ -8,7 +8,7 @@ from typing import Any
 
 from evidence.models import AnchorScenario, ClassificationRule
 from evidence.pico import Pico
-from evidence.table_digest import table_digests
+from evidence.table_digest import ReadPerChange, table_digests
 
 UNCLASSIFIED = "General clinical question"
 
@@ -43,17 +43,18 @@ class Classification:
         return asdict(self)
 
 
-_loaded: tuple[tuple[str, ...], list[Rule]] | None = None  # the tables' digest and the rules read from them
+_LOADED: ReadPerChange[tuple[Rule, ...]] = ReadPerChange()  # the rules last read, by the tables' digest
 
 
 def load_rules() -> list[Rule]:
     """Return the curated classification rules, highest priority first: one small query while no rule or anchor
     scenario changed since the last question (`table_digest`), the rules when one did."""
-    global _loaded
     digest = table_digests(ClassificationRule._meta.db_table, AnchorScenario._meta.db_table)
-    if _loaded is not None and _loaded[0] == digest:
-        return list(_loaded[1])
-    rules = [
+    return list(_LOADED.get(digest, _read_rules))
+
+
+def _read_rules() -> tuple[Rule, ...]:
+    return tuple(
         Rule(
             name=row.name,
             classification=row.classification,
@@ -66,9 +67,7 @@ def load_rules() -> list[Rule]:
             scenario_tags=tuple(row.anchor_scenario.disease_tags) if row.anchor_scenario else (),
         )
         for row in ClassificationRule.objects.select_related("anchor_scenario").order_by("-priority", "name")
-    ]
-    _loaded = (digest, rules)
-    return list(rules)
+    )
 
 
 def _matches(rule: Rule, pico: Pico) -> bool:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from evidence.matching import TextIndex, form_of
 from evidence.models import Abbreviation, DrugClass
-from evidence.table_digest import table_digests
+from evidence.table_digest import ReadPerChange, table_digests
 from evidence.text import roman_value
 
 HITS_CACHE_SIZE = 2000
@@ -44,7 +44,16 @@ class Define(Protocol):
     def __call__(self, *, terms: Sequence[str], question: str) -> Sequence[Defined]: ...
 
 
-_loaded: tuple[tuple[str, ...], Lexicon] | None = None  # the tables' digest and the lexicon read from them
+_LOADED: ReadPerChange[Lexicon] = ReadPerChange()  # the lexicon last read, by the tables' digest
+
+
+def _read_lexicon() -> Lexicon:
+    rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive", "context")
+    classes = DrugClass.objects.order_by("name").values_list("name", "wordings", "members")
+    return _built_lexicon(
+        tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows),
+        tuple((name, tuple(wordings), tuple(members)) for name, wordings, members in classes),
+    )
 
 
 @lru_cache(maxsize=4)
@@ -104,18 +113,7 @@ class Lexicon:
         """Return the lexicon from the `Abbreviation` and `DrugClass` tables: one small query while no row changed
         since the last question, two more when one did (built once per distinct table content, since stemming every
         expansion cost ~30 ms a question)."""
-        global _loaded
-        digest = table_digests(Abbreviation._meta.db_table, DrugClass._meta.db_table)
-        if _loaded is not None and _loaded[0] == digest:
-            return _loaded[1]  # no row changed since the last question (`table_digest`)
-        rows = Abbreviation.objects.order_by("pk").values_list("term", "expansions", "case_sensitive", "context")
-        classes = DrugClass.objects.order_by("name").values_list("name", "wordings", "members")
-        lexicon = _built_lexicon(
-            tuple((term, tuple(forms), sensitive, tuple(cues)) for term, forms, sensitive, cues in rows),
-            tuple((name, tuple(wordings), tuple(members)) for name, wordings, members in classes),
-        )
-        _loaded = (digest, lexicon)
-        return lexicon
+        return _LOADED.get(table_digests(Abbreviation._meta.db_table, DrugClass._meta.db_table), _read_lexicon)
 
     @classmethod
     def build(

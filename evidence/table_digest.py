@@ -9,7 +9,12 @@ curator in admin, by `seed_evidence`, by hand in SQL, or inside the transaction 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
 from django.db import connection
+
+T = TypeVar("T")
 
 
 def table_digests(*tables: str) -> tuple[str, ...]:
@@ -22,3 +27,19 @@ def table_digests(*tables: str) -> tuple[str, ...]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {selects}, current_database()")
         return tuple(str(value) for value in cursor.fetchone() or ())
+
+
+class ReadPerChange(Generic[T]):
+    """The last reading built from curated tables, kept with the key it was built for (their digest, and whatever
+    else it was read with): `get` builds it again only when the key differs."""
+
+    def __init__(self) -> None:
+        self._entry: tuple[Hashable, T] | None = None
+
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        entry = self._entry
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        value = build()
+        self._entry = (key, value)
+        return value

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from evidence import language
 from evidence.models import Tag, TagKind
-from evidence.table_digest import table_digests
+from evidence.table_digest import ReadPerChange, table_digests
 
 
 @dataclass(frozen=True)
@@ -247,22 +247,22 @@ def _vocabulary(terms: tuple[VocabularyTerm, ...], acronyms: frozenset[str]) -> 
     return Vocabulary(terms={term.code: term for term in terms}, acronyms=acronyms)
 
 
-# The tag table's digest and the acronyms (`from_terms`) the vocabulary was read with, and that vocabulary.
-_loaded: tuple[tuple[tuple[str, ...], frozenset[str]], Vocabulary] | None = None
+# The vocabulary last read, by the tag table's digest and the acronyms (`from_terms`) it was read with.
+_LOADED: ReadPerChange[Vocabulary] = ReadPerChange()
 
 
 def load_vocabulary() -> Vocabulary:
     """Return the current vocabulary from the database: one small query while no tag changed since the last
     question (`table_digest`), the tags when one did; curators' edits apply at once."""
-    global _loaded
-    digest = (table_digests(Tag._meta.db_table), language.words(language.WordClass.ACRONYM))
-    if _loaded is not None and _loaded[0] == digest:
-        return _loaded[1]
+    return _LOADED.get((table_digests(Tag._meta.db_table), language.words(language.WordClass.ACRONYM)), _read_tags)
+
+
+def _read_tags() -> Vocabulary:
     rows = Tag.objects.select_related("broader").only(
         "code", "kind", "label", "synonyms", "mesh_terms", "is_imaging_term", "is_generic", "is_modifier",
         "patient_wordings", "answer_kind", "broader__code",
     )
-    vocabulary = Vocabulary.from_terms(
+    return Vocabulary.from_terms(
         VocabularyTerm(
             code=row.code,
             kind=row.kind,
@@ -278,8 +278,6 @@ def load_vocabulary() -> Vocabulary:
         )
         for row in rows
     )
-    _loaded = (digest, vocabulary)
-    return vocabulary
 
 
 DISEASE = TagKind.DISEASE.value

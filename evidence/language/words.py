@@ -25,7 +25,7 @@ import structlog
 from django.apps import apps
 from django.db import DatabaseError, models
 
-from evidence.table_digest import table_digests
+from evidence.table_digest import ReadPerChange, table_digests
 
 logger = structlog.get_logger(__name__)
 
@@ -126,7 +126,7 @@ def shipped_rows() -> tuple[WordRow, ...]:
 
 
 _current: Words | None = None
-_read: tuple[str, ...] = ()  # the table's digest when `_current` was read from it
+_READ: ReadPerChange[Words] = ReadPerChange()  # the table last read, by its digest
 
 
 def refresh() -> Words:
@@ -135,19 +135,18 @@ def refresh() -> Words:
 
     A database that cannot be read keeps the last reading (logged): a question is still answered.
     """
-    global _current, _read
+    global _current
     table = apps.get_model("evidence", "Word")  # by name: this module is read before the models are loaded
+
+    def read() -> Words:
+        rows = table.objects.order_by("text").values_list("text", "classes")
+        return _built(_with_shipped_classes(tuple((text, tuple(classes)) for text, classes in rows)))
+
     try:
-        digest = table_digests(table._meta.db_table)
-        if _current is not None and digest == _read:
-            return _current
-        rows = tuple(
-            (text, tuple(classes)) for text, classes in table.objects.order_by("text").values_list("text", "classes")
-        )
+        _current = _READ.get(table_digests(table._meta.db_table), read)
     except DatabaseError as exc:
         logger.warning("words_not_read", error=str(exc))
         return current()
-    _current, _read = _built(_with_shipped_classes(rows)), digest
     return _current
 
 

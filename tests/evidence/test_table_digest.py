@@ -75,3 +75,18 @@ def test_a_curators_word_applies_at_the_next_refresh(words_restored):
     Word.objects.filter(text="zzyzx").update(classes=[language.WordClass.ASKING.value])
     words = language.refresh()
     assert "zzyzx" in words.of(language.WordClass.ASKING) and "zzyzx" not in words.of(language.WordClass.GRAMMAR)
+
+
+def test_a_reading_is_built_again_only_when_its_key_changes():
+    from evidence.table_digest import ReadPerChange
+
+    built: list[str] = []
+    reading: ReadPerChange[str] = ReadPerChange()
+
+    def build(value: str):
+        return lambda: built.append(value) or value
+
+    assert reading.get(("digest 1",), build("first")) == "first"
+    assert reading.get(("digest 1",), build("second")) == "first"
+    assert reading.get(("digest 2",), build("third")) == "third"
+    assert built == ["first", "third"]
