@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 
 from evidence.matching import form_of
+from evidence.vocabulary import NEGATED_QUALIFIER, NEGATION_CUE
 
-# "no comorbidities", "without prior stroke", "no known CAD", "w/o significant CKD": the word named as absent.
+# "no comorbidities", "without prior stroke", "no known CAD", "w/o significant CKD": the word named as absent (not a
+# result that was not found, nor a difference a study did not show).
 _ABSENT = re.compile(
-    r"\b(?:no|without|w/o|denies)\s+(?:(?:prior|previous|known|significant|major|other|hx\s+of|history\s+of)\s+)?"
+    rf"\b{NEGATION_CUE}\s+{NEGATED_QUALIFIER}"
     r"(?!(?:difference|change|benefit|effect|evidence|data|need|role|improvement|increase|reduction|sign|further|"
     r"more|longer|one|way|better)s?\b)(?P<word>[A-Za-z][\w-]+)(?!\s+(?:was\s+|is\s+)?(?:detect|found|seen))",
     re.IGNORECASE,

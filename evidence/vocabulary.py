@@ -220,11 +220,13 @@ class Vocabulary:
 
 # A condition the patient does not have ("no diabetes", "no prior AF", "without CKD", "ischaemia ruled out") is a
 # detail of the patient, not the topic; a test reported as a result ("no ctDNA detectable") is not negated.
-_NEGATION_BEFORE = re.compile(
-    r"\b(?:no|without|denies|denied|never had|no history of|negative for|free of)\s+(?:(?:prior|previous|known|"
-    r"significant|active|other|evidence of|hx of|history of)\s+)?$",
-    re.IGNORECASE,
+# The words that say so, and the qualifiers between them and what is absent (`evidence.absent_features` reads a
+# patient's absent features with the same two).
+NEGATION_CUE = r"(?:no|without|w/o|denies|denied|never\s+had|no\s+history\s+of|negative\s+for|free\s+of)"
+NEGATED_QUALIFIER = (
+    r"(?:(?:prior|previous|known|significant|major|active|other|evidence\s+of|hx\s+of|history\s+of)\s+)?"
 )
+_NEGATION_BEFORE = re.compile(rf"\b{NEGATION_CUE}\s+{NEGATED_QUALIFIER}$", re.IGNORECASE)
 _NEGATION_AFTER = re.compile(r"^\s*(?:(?:was|is|has been|have been)\s+)?(?:ruled out|excluded)\b", re.IGNORECASE)
 _RESULT_AFTER = re.compile(r"^\s*(?:was\s+|is\s+)?(?:detect|positiv|negativ|found|present|\+)", re.IGNORECASE)
 
