@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import re
 
+from evidence import language
+from evidence.language import WordClass
 from evidence.matching import form_of
 from evidence.vocabulary import NEGATED_QUALIFIER, NEGATION_CUE
 
 # "no comorbidities", "without prior stroke", "no known CAD", "w/o significant CKD": the word named as absent (not a
-# result that was not found, nor a difference a study did not show).
+# result that was not found: "no ctDNA detected").
 _ABSENT = re.compile(
     rf"\b{NEGATION_CUE}\s+{NEGATED_QUALIFIER}"
-    r"(?!(?:difference|change|benefit|effect|evidence|data|need|role|improvement|increase|reduction|sign|further|"
-    r"more|longer|one|way|better)s?\b)(?P<word>[A-Za-z][\w-]+)(?!\s+(?:was\s+|is\s+)?(?:detect|found|seen))",
+    r"(?P<word>[A-Za-z][\w-]+)(?!\s+(?:was\s+|is\s+)?(?:detect|found|seen))",
     re.IGNORECASE,
 )
+# A word of these curated classes after "no" says how the question asks ("no benefit", "no more than"), not what the
+# patient lacks.
+_NOT_FEATURES = (WordClass.GRAMMAR, WordClass.SCAFFOLDING, WordClass.ASKING, WordClass.JUDGING)
 # Patients described by what they have: "outpatients with CAP who have comorbidities", "patients with diabetes",
 # "adults having prior stroke" (not "patients treated with ...": a treatment given, not a feature of the patient).
 _HAVING = re.compile(
@@ -30,23 +34,32 @@ _HAVING = re.compile(
 )
 
 
+def _absent(question: str) -> list[re.Match[str]]:
+    asking = language.words(*_NOT_FEATURES)
+    return [m for m in _ABSENT.finditer(question) if m.group("word").lower() not in asking]
+
+
 def absent_spans(question: str) -> list[tuple[int, int]]:
     """Return where the question names what its patient does not have ("no high-risk features"): a detail of the
     patient, never a topic an answer must cover."""
-    return [(m.start(), m.end("word") + len(_tail(question[m.end("word") :]))) for m in _ABSENT.finditer(question)]
+    return [(m.start(), m.end("word") + len(_tail(question[m.end("word") :]))) for m in _absent(question)]
 
 
 def _tail(after: str) -> str:
     """Return the words after an absent word that belong to its noun phrase ("features" of "no high-risk
-    features"): at most two, up to punctuation or a word that starts another phrase."""
-    found = re.match(r"(?:\s+(?!(?:in|on|at|for|with|and|or|but|to|of|who|that|since|after|before|is|are|was)\b)"
-                     r"[A-Za-z][\w/-]*){0,2}", after)
-    return found.group(0) if found else ""
+    features"): at most two, up to punctuation or a grammar word ("in", "with", "and"), which starts another."""
+    grammar = language.words(WordClass.GRAMMAR)
+    end = 0
+    for count, word in enumerate(re.finditer(r"\s+([A-Za-z][\w/-]*)", after)):
+        if count == 2 or word.start() != end or word.group(1).lower() in grammar:
+            break
+        end = word.end()
+    return after[:end]
 
 
 def absent_features(question: str) -> tuple[tuple[str, ...], ...]:
     """Return the stem forms of the words the question names as absent in its patient."""
-    return tuple(dict.fromkeys(form for m in _ABSENT.finditer(question) if (form := form_of(m.group("word")))))
+    return tuple(dict.fromkeys(form for m in _absent(question) if (form := form_of(m.group("word")))))
 
 
 def fits(absent: tuple[tuple[str, ...], ...], sentence: str) -> bool | None:

@@ -11,6 +11,7 @@ from django.db.models import F, Func, Prefetch, Q, QuerySet, TextField, Value
 from evidence.findings import curated_findings
 from evidence.models import Abbreviation, AnchorScenario, Finding, ResultContext, Study
 from evidence.screening import without_instructions
+from evidence.table_digest import ReadPerChange, table_digests
 
 VERIFIED_REFERENCES_LIMIT = 8
 
@@ -124,8 +125,6 @@ def study_search(
 
 def library_tag_names() -> list[tuple[str, str]]:
     """Return (code, display name) of every disease tag used in the library, sorted by name (one query)."""
-    from django.db import connection
-
     from evidence.models import Tag
     from evidence.tag_names import tag_label
 
@@ -140,8 +139,6 @@ def library_tag_names() -> list[tuple[str, str]]:
 
 def library_tags() -> list[str]:
     """Return every disease tag used in the library, sorted."""
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT DISTINCT unnest(disease_tags) AS tag FROM {Study._meta.db_table} ORDER BY tag")
         return [row[0] for row in cursor.fetchall()]
@@ -172,27 +169,14 @@ def library_studies() -> list[Study]:
     """Return every study of the curated library (what a question's vocabulary and names are read against).
 
     The studies loaded for one question serve the next while no study or finding has been added, changed
-    or deleted since (their counts and latest `updated_at`, one small query): loading the whole library with
+    or deleted since (the tables' digest, one small query: `table_digest`): loading the whole library with
     its findings on every question was a tenth of an answer's CPU. Callers only read them.
     """
-    global _library
-    stamp = _library_stamp()
-    if _library is None or _library[0] != stamp:
-        _library = (stamp, list(with_findings(Study.objects.all())))
-    return list(_library[1])
+    digest = table_digests(Study._meta.db_table, Finding._meta.db_table)
+    return list(_LIBRARY.get(digest, lambda: tuple(with_findings(Study.objects.all()))))
 
 
-_library: tuple[tuple[object, ...], list[Study]] | None = None
-
-
-def _library_stamp() -> tuple[object, ...]:
-    studies, findings = Study._meta.db_table, Finding._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT count(*) FROM {studies}), (SELECT max(updated_at) FROM {studies}), "
-            f"(SELECT count(*) FROM {findings}), (SELECT max(updated_at) FROM {findings}), current_database()"
-        )
-        return tuple(cursor.fetchone() or ())
+_LIBRARY: ReadPerChange[tuple[Study, ...]] = ReadPerChange()  # the library last read, by its tables' digest
 
 
 def scenario_anchor_studies(*, scenario: str) -> list[Study]:

@@ -19,8 +19,8 @@ HEALTHY = "For previously healthy outpatients with CAP, prescribe amoxicillin 1 
         ("AHRE 3 min on PPM interrogation, no AF hx - OAC?", ["AF"]),
         ("HFpEF + CKD3b, no known diabetes - SGLT2i?", ["diabetes"]),
         ("T2DM without prior stroke - aspirin?", ["stroke"]),
-        # A result that was not found, or a difference a trial did not show, is no feature of the patient.
-        ("no difference in OS with ctDNA-guided therapy?", []),
+        # A result that was not found, or a benefit a trial did not show, is no feature of the patient.
+        ("no benefit of ctDNA-guided therapy?", []),
         ("apixaban for SCAF in CKD4?", []),
     ],
 )
@@ -60,3 +60,14 @@ def test_what_the_patient_lacks_is_no_topic_an_answer_must_cover():
     assert [question[start:end] for start, end in absent_spans(question)] == ["no high-risk features"]
     question = "CAP in a 50M with no comorbidities, treated at home - amoxicillin?"
     assert [question[start:end] for start, end in absent_spans(question)] == ["no comorbidities"]
+
+
+def test_a_noun_phrase_ends_at_punctuation_or_a_grammar_word_and_after_three_words():
+    from evidence.absent_features import absent_spans
+
+    def spans(question: str) -> list[str]:
+        return [question[start:end] for start, end in absent_spans(question)]
+
+    assert spans("no prior GI bleeding in the last year - DOAC?") == ["no prior GI bleeding"]
+    assert spans("no MRSA risk factors at all, first-line?") == ["no MRSA risk factors"]
+    assert spans("no AF hx - OAC?") == ["no AF hx"]
