@@ -32,6 +32,8 @@ _HAVING = re.compile(
     r"(?:(?:any|a|an|one|two|or\s+more|more|prior|known|significant)\s+)*(?P<word>[A-Za-z][\w-]{2,})",
     re.IGNORECASE,
 )
+# ... or by the condition a recommendation is stated in: "In AF with an annual risk ...", "In AF patients who ...".
+_STATED_IN = re.compile(r"\b(?:in|for)\s+(?P<word>[A-Za-z][\w-]+)\s+(?:patients|with|who)\b", re.IGNORECASE)
 
 
 def _absent(question: str) -> list[re.Match[str]]:
@@ -67,6 +69,7 @@ def fits(absent: tuple[tuple[str, ...], ...], sentence: str) -> bool | None:
     sentence is never more fitting for not naming it)."""
     if not absent:
         return None
-    if any(form_of(m.group("word")) in absent for m in _HAVING.finditer(sentence)):
+    having = [*_HAVING.finditer(sentence), *_STATED_IN.finditer(sentence)]
+    if any(form_of(m.group("word")) in absent for m in having):
         return False
     return None

@@ -57,11 +57,15 @@ def finding_scores(sentence: str) -> list[Range]:
 
 def fits(patient: Score | None, sentence: str) -> bool | None:
     """Return True when the finding is stated for the patient's score, False when every score it states for the
-    patient's sex misses it, None when either says nothing of the score."""
+    patient's sex misses it, None when either says nothing of the score.
+
+    A threshold the patient's score is under ("only when CHA2DS2-VASc is 3 or more", for a score of 2) is the rule
+    that decides for this patient too, not a finding for others: None.
+    """
     if patient is None:
         return None
     score, sex = patient
     ranges = [(low, high) for low, high, stated in finding_scores(sentence) if sex is None or stated in (None, sex)]
-    if not ranges:
-        return None
-    return any(low <= score <= high for low, high in ranges)
+    if not ranges or any(low <= score <= high for low, high in ranges):
+        return True if ranges else None
+    return None if any(high == math.inf and score < low for low, high in ranges) else False

@@ -42,6 +42,14 @@ def test_a_finding_for_patients_who_have_what_the_patient_lacks_is_for_others(se
     assert fits(absent_features("outpt CAP, no comorbidities - first-line?"), sentence) is fitted
 
 
+def test_a_recommendation_stated_in_a_condition_the_patient_lacks_is_for_others():
+    # "AHRE 20 min on pacemaker check, CHA2DS2-VASc 2, no prior AF - start OAC?" opened with the AF recommendation.
+    absent = absent_features("AHRE 20 min on pacemaker check, CHA2DS2-VASc 2, no prior AF - start OAC?")
+    assert fits(absent, "In AF with an annual risk of 1-2% (CHA2DS2-VASc 1 in men, 2 in women), treat.") is False
+    assert fits(absent, "In AF patients who are candidates for anticoagulation, choose a DOAC.") is False
+    assert fits(absent, "For device-detected AHRE of 5 minutes to 24 hours, consider anticoagulation.") is None
+
+
 def test_without_an_absent_feature_no_finding_is_judged_by_one():
     assert fits((), COMORBID) is None
     assert fits(absent_features("CAP outpt with COPD - first-line abx?"), COMORBID) is None

@@ -46,8 +46,12 @@ def test_a_finding_states_the_scores_it_is_for_and_for_whom(sentence, expected):
 def test_a_finding_fits_the_patients_score_for_the_patients_sex():
     both = "Anticoagulate (CHA2DS2-VASc of 2 or more in men, 3 or more in women)."
     intermediate = "Anticoagulation is reasonable (CHA2DS2-VASc of 1 in men, 2 in women)."
-    assert (fits((1, "m"), both), fits((1, "m"), intermediate)) == (False, True)
-    assert (fits((2, "f"), both), fits((2, "f"), intermediate)) == (False, True)
+    # Under a threshold ("2 or more"), the threshold is the rule that decides for this patient too: not a misfit.
+    assert (fits((1, "m"), both), fits((1, "m"), intermediate)) == (None, True)
+    assert (fits((2, "f"), both), fits((2, "f"), intermediate)) == (None, True)
     assert (fits((3, "f"), both), fits((3, "f"), intermediate)) == (True, False)
+    # AHRE of 20 minutes with a score of 2: "only when 3 or more" answers it (no); a row for exact scores does not.
+    ahre = "For AHRE of 5 minutes to 24 hours, anticoagulation may be reasonable only when CHA2DS2-VASc is 3 or more."
+    assert fits((2, None), ahre) is None and fits((4, "m"), intermediate) is False
     assert fits((2, None), both) is True  # sex not given: a score stated for either sex fits
     assert fits(None, both) is None and fits((2, "m"), "Give a DOAC rather than warfarin.") is None
