@@ -10,8 +10,9 @@ when every shown finding is stated for other patients (`stated_for_others`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from evidence import absent_features, care_settings, durations, stages, stroke_risk
 from evidence.asks import time_points
@@ -43,25 +44,32 @@ def patient_details(question: str) -> PatientDetails:
     )
 
 
-def fitted(details: PatientDetails, sentence: str) -> tuple[bool | None, ...]:
+def fitted(details: PatientDetails, sentence: str, population: str = "") -> tuple[bool | None, ...]:
     """Return, for the patient's episode length, disease stage, care setting, stroke-risk score and what the patient
     does not have in turn, whether `sentence` is stated for it (True), only for other patients (False), or the
-    question or the sentence states none (None)."""
-    return (
-        durations.fits(details.duration, sentence),
-        stages.fits(details.stage, sentence),
-        care_settings.fits(details.setting, sentence),
-        stroke_risk.fits(details.risk_score, sentence),
-        absent_features.fits(details.absent, sentence),
+    question or the sentence states none (None).
+
+    What the sentence does not state, `population` may: the title of the study it comes from names whom the study
+    enrolled ("... in patients with stage II colon cancer"), and a finding that names no stage is still about them.
+    """
+    checks: tuple[Callable[[str], bool | None], ...] = (
+        partial(durations.fits, details.duration),
+        partial(stages.fits, details.stage),
+        partial(care_settings.fits, details.setting),
+        partial(stroke_risk.fits, details.risk_score),
+        partial(absent_features.fits, details.absent),
     )
+    stated = [(fits, fits(sentence)) for fits in checks]
+    return tuple(fits(population) if fit is None and population else fit for fits, fit in stated)
 
 
-def stated_for_others(details: PatientDetails, sentences: Sequence[str]) -> bool:
-    """Return True when every one of `sentences` is stated only for other patients than the question's: another
-    disease stage, another episode length or another care setting ("stage II" for a stage III patient)."""
+def stated_for_others(details: PatientDetails, sentences: Sequence[tuple[str, str]]) -> bool:
+    """Return True when every one of `sentences` (each with the title of its study, as `fitted` reads them) is stated
+    only for other patients than the question's: another disease stage, another episode length or another care
+    setting ("stage II" for a stage III patient)."""
 
-    def other(sentence: str) -> bool:
-        found = fitted(details, sentence)
+    def other(sentence: str, population: str) -> bool:
+        found = fitted(details, sentence, population)
         return False in found and True not in found
 
-    return bool(sentences) and all(other(sentence) for sentence in sentences)
+    return bool(sentences) and all(other(sentence, population) for sentence, population in sentences)

@@ -93,12 +93,15 @@ def confidence(run: AnswerRun) -> TraceStep:
     # A study's name in the composer's label ("... anticoagulants and antiplatelets in acute GI bleeding") is
     # not what the sentence is about.
     sources = run.evidence.sources if run.evidence else []
-    stated_sentences = []
+    stated_sentences, populations = [], []
+    titles = {source.doc_id: source.title for source in sources}
     for record in shown:
         text = record.text
         for source in sources:
             text = source.without_label(text)
         stated_sentences.append(text)
+        # Whom the sentence's study enrolled, where the sentence does not say (`evidence.patient.fitted`).
+        populations.append(next((titles[doc_id] for doc_id in record.doc_ids if doc_id in titles), ""))
     unstated = [
         ASK_WORDS[kind]
         for kind in run.asks
@@ -115,7 +118,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         claims_removed=sum(1 for removal in run.claims_removed if removal["kind"] == "claim"),
         unstated=unstated,
         unanswered=unanswered,
-        other_patients=stated_for_others(run.patient, stated_sentences),
+        other_patients=stated_for_others(run.patient, list(zip(stated_sentences, populations, strict=True))),
     )
     run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(

@@ -36,14 +36,8 @@ from pubmed.models import chunk_id_for
 
 _NUMBER = re.compile(r"\d")
 CURATED_FINDING = "curated finding"
-SECTION_BONUS = (
-    (CURATED_FINDING, 0.35),
-    ("conclusion", 0.35),
-    ("interpretation", 0.35),
-    ("result", 0.25),
-    ("finding", 0.25),
-    ("key_finding", 0.3),
-)
+SECTION_BONUS = ((CURATED_FINDING, 0.35), ("conclusion", 0.35), ("interpretation", 0.35), ("result", 0.25),
+                 ("finding", 0.25), ("key_finding", 0.3))
 # Sections whose sentences describe why and how a study was done: never offered as findings.
 NON_FINDING_SECTIONS = (
     "background", "introduction", "objective", "purpose", "aim", "importance", "method", "design", "setting",
@@ -215,7 +209,7 @@ def _candidates(
                 score += PATIENT_FIT
             # A sentence stated for episodes as long as the patient's ("< 5 min" for 3-min AHRE) fits; one for others
             # only (longer episodes, stage, setting, score; subclinical AF for AF) is a misfit, whatever else it fits.
-            fits_patient = (*fitted(patient, sentence), narrower.get(sentence))
+            fits_patient = (*fitted(patient, sentence, source.title), narrower.get(sentence))
             misfits = fits_patient.count(False)
             score += -PATIENT_FIT * misfits if misfits else PATIENT_FIT * fits_patient.count(True)
             found.append(Candidate(sentence, source, section, round(score, 4), _content_words(sentence),
@@ -349,6 +343,8 @@ def compose_answer(
     kidney_fitted = patient.kidney is not None and any(fits(patient.kidney, c.sentence) for c in quoted)
     setting_fitted = any(care_settings.fits(patient.setting, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
+    # A decision a quoted finding is tagged with is covered, in whatever words (a finding on recurrence, "prognosis?").
+    tagged = {tag for c in quoted for f in c.source.findings if f.shown == c.sentence for tag in f.decision_tags}
     names_study = any(doc_id in cited for _, doc_id in found)
     open_concepts = [
         c for c in (parts.naming_study if names_study else parts.answerable)
@@ -357,6 +353,7 @@ def compose_answer(
         and c.role != POPULATION
         and not (kidney_fitted and question_range(c.label) is not None)
         and not (setting_fitted and care_settings.settings_in(c.label))
+        and not (c.role == DECISION_ROLE and c.code in tagged)
     ]
     unspoken = unanswered_parts(parts, [c.sentence for c in quoted], sources=named)
     finding = f"{_label(lead)}{_with_citation(asked_first(lead.sentence, asks, patient.kidney), lead.source)}"

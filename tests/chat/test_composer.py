@@ -1,6 +1,7 @@
 """The extractive composer, on hand-built evidence (no database, no model)."""
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,7 @@ from chat.providers.composer import compose_answer, score_sentence
 from evidence.abstract_sections import abstract_sentences
 from evidence.citations.verify import verify_answer
 from evidence.concepts import Concept, form_of
+from evidence.findings import CuratedFinding
 from evidence.sources import EvidenceSet, EvidenceSource
 from evidence.text import content_terms
 
@@ -449,3 +451,35 @@ def test_a_lead_stated_only_for_other_patients_says_so_first():
     )
     stage_two = answer_to(question.replace("stage III", "stage II"), text)
     assert stage_two.startswith("**Bottom line:** In stage II colon cancer")
+
+
+def test_a_finding_that_names_no_stage_is_read_with_the_stage_its_study_enrolled():
+    # Tie 2016's finding names no stage; its title says whom the cohort enrolled: stage II, not this patient.
+    cohort = replace(_library("27384348", "Detectable ctDNA after adjuvant chemotherapy was associated with worse "
+                              "recurrence-free survival (HR 11).", name="Tie 2016"),
+                     title="Circulating tumor DNA analysis predicts recurrence in patients with stage II colon cancer")
+    registry = _library("36646802", "ctDNA positivity after surgery predicted worse disease-free survival (HR 11.99).",
+                        name="GALAXY")
+    question = "stage III colon ca, ctDNA+ 4 wks post-op - chance of relapse?"
+
+    assert _compose_for(question, cohort, registry).startswith("**Bottom line:** **GALAXY**")
+    # Asked without a stage, the cohort's result is as good as any.
+    assert _compose_for("colon ca, ctDNA+ after adjuvant chemo - relapse?", cohort, registry).startswith(
+        "**Bottom line:** **Tie 2016**")
+
+
+def test_a_decision_a_quoted_finding_is_tagged_with_is_not_listed_as_uncovered():
+    finding = "End-of-treatment ctDNA clearance predicted a 5-year recurrence-free probability of 97%."
+    prognosis = Concept("prognosis", "decision", (form_of("prognosis"),), code="risk_stratification")
+
+    def composed(tags: tuple[str, ...]) -> str:
+        source = replace(_library("40055522", finding, name="DYNAMIC 5-year"), findings=(
+            CuratedFinding(shown=finding, review="", reviewed=False, locator="Abstract", source_url="",
+                           decision_tags=tags),))
+        question = "colon ca, ctDNA cleared by end of adjuvant chemo - prognosis?"
+        return compose_answer(question=question, evidence=EvidenceSet([source]), settings=AnswerSettings(),
+                              question_terms=content_terms(question), weights={}, concepts=[prognosis])
+
+    # The curators say the finding speaks to risk stratification, in words other than "prognosis".
+    assert "do not address" not in composed(("risk_stratification", "adjuvant"))
+    assert "do not address prognosis" in composed(("adjuvant",))

@@ -57,8 +57,8 @@ def test_without_an_absent_feature_no_finding_is_judged_by_one():
 
 def test_the_patient_reading_carries_it_to_every_fit_check():
     details = patient_details("CAP, no comorbidities - first-line abx?")
-    assert stated_for_others(details, [COMORBID])
-    assert not stated_for_others(details, [HEALTHY, COMORBID])
+    assert stated_for_others(details, [(COMORBID, "")])
+    assert not stated_for_others(details, [(HEALTHY, ""), (COMORBID, "")])
 
 
 def test_what_the_patient_lacks_is_no_topic_an_answer_must_cover():

@@ -54,11 +54,29 @@ def test_findings_stated_only_for_another_stage_or_episode_length_are_for_other_
     from evidence.patient import stated_for_others
 
     stage_three = patient_details("stage III colon cancer, ctDNA+ - adjuvant?")
-    assert stated_for_others(stage_three, ["In stage II colon cancer, ctDNA guidance was noninferior."])
-    assert not stated_for_others(stage_three, ["In stage II-III colon cancer, ctDNA predicted relapse."])
-    assert not stated_for_others(stage_three, ["In stage II disease it was noninferior.", "ctDNA predicted relapse."])
-    assert not stated_for_others(patient_details("colon cancer, ctDNA+ - adjuvant?"), ["In stage II colon cancer."])
+    assert stated_for_others(stage_three, [("In stage II colon cancer, ctDNA guidance was noninferior.", "")])
+    assert not stated_for_others(stage_three, [("In stage II-III colon cancer, ctDNA predicted relapse.", "")])
+    assert not stated_for_others(stage_three, [("In stage II disease it was noninferior.", ""),
+                                               ("ctDNA predicted relapse.", "")])
+    no_stage = patient_details("colon cancer, ctDNA+ - adjuvant?")
+    assert not stated_for_others(no_stage, [("In stage II colon cancer.", "")])
     assert not stated_for_others(stage_three, [])
+
+
+def test_a_finding_that_names_no_stage_is_about_whom_its_study_enrolled() -> None:
+    from evidence.patient import fitted, stated_for_others
+
+    stage_three = patient_details("stage III colon ca, ctDNA+ 4 wks post-op - chance of relapse?")
+    finding = "Detectable ctDNA after adjuvant chemotherapy was associated with worse recurrence-free survival."
+    stage_two_cohort = "Circulating tumor DNA analysis predicts recurrence in patients with stage II colon cancer"
+    registry = "ctDNA-based molecular residual disease and survival in resectable colorectal cancer"
+    assert fitted(stage_three, finding)[1] is None
+    assert fitted(stage_three, finding, stage_two_cohort)[1] is False
+    assert fitted(stage_three, finding, registry)[1] is None
+    # What the sentence states decides before its study's title: a stage III subgroup of a mixed study fits.
+    assert fitted(stage_three, "In stage III disease, ctDNA predicted relapse.", stage_two_cohort)[1] is True
+    assert stated_for_others(stage_three, [(finding, stage_two_cohort)])
+    assert not stated_for_others(stage_three, [(finding, stage_two_cohort), (finding, registry)])
 
 
 def test_a_finding_stated_only_for_another_care_setting_is_for_other_patients() -> None:
@@ -67,6 +85,6 @@ def test_a_finding_stated_only_for_another_care_setting_is_for_other_patients() 
     icu = patient_details("CAP admitted to ICU - which abx?")
     assert icu.setting == "critical_care"
     outpatients = "For previously healthy outpatients with CAP, prescribe amoxicillin 1 g three times daily."
-    assert stated_for_others(icu, [outpatients])
-    assert not stated_for_others(icu, [outpatients, "In severe CAP, give a beta-lactam plus a macrolide."])
-    assert not stated_for_others(patient_details("CAP - which abx?"), [outpatients])
+    assert stated_for_others(icu, [(outpatients, "")])
+    assert not stated_for_others(icu, [(outpatients, ""), ("In severe CAP, give a beta-lactam plus a macrolide.", "")])
+    assert not stated_for_others(patient_details("CAP - which abx?"), [(outpatients, "")])
