@@ -26,10 +26,8 @@ from evidence.vocabulary import DECISION, DISEASE
 from pubmed.embeddings import embed_cached
 from pubmed.selectors import chunk_similarities, mesh_terms_by_pmid
 
-REVIEW_TYPES = frozenset(
-    {"review", "systematic review", "meta-analysis", "practice guideline", "guideline",
-     "consensus development conference"}
-)
+REVIEW_TYPES = frozenset({"review", "systematic review", "meta-analysis", "practice guideline", "guideline",
+                          "consensus development conference"})
 SYNTHESIS_TYPES = frozenset({"systematic review", "meta-analysis", "practice guideline", "guideline"})
 LIBRARY_REVIEW_KINDS = frozenset({"guideline", "meta-analysis", "systematic-review"})
 
@@ -257,7 +255,9 @@ def _judgement(
     # Directly addressing the question means its primary condition and its decision (or main topic).
     essential = [c for c in [primary, key] if c is not None]
     essential += [c for c in run.concepts if c.role == DECISION_ROLE and c not in essential]
-    unmet = [c.label for c in missing if c in essential]
+    # A decision the curators tagged one of its findings with is addressed, in whatever words ("prognosis").
+    in_findings = {tag for finding in source.findings for tag in finding.decision_tags}
+    unmet = [c.label for c in missing if c in essential and not (c.role == DECISION_ROLE and c.code in in_findings)]
     return Judgement(
         doc_id=source.doc_id,
         title=source.study_name or source.title,

@@ -378,3 +378,13 @@ def test_the_nearest_finding_is_about_the_treatment_asked_of(library, eutils):
     first = result.answer.split("\n")[0]
     assert first.startswith("**Bottom line:** The cited evidence does not state the timing."), first
     assert "aspirin" not in first and "DOAC" in first, first
+
+
+def test_a_decision_the_curators_tagged_a_finding_with_is_not_called_uncovered(library, eutils):
+    # "prognosis?" is answered by findings on recurrence that never say "prognosis"; the curators tagged them with
+    # risk stratification. The badge's reason and the gap line used to say the sources do not cover prognosis.
+    result = answer_question(
+        question="stage II colon, ctDNA+ post-op, got adj chemo and ctDNA cleared by end of tx - prognosis?")
+    assert not result.abstained
+    assert "prognosis" not in " ".join(result.confidence_reasons), result.confidence_reasons
+    assert "do not address prognosis" not in result.answer, result.answer
