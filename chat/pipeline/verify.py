@@ -12,6 +12,7 @@ from evidence.citations.verify import VerifiedAnswer, verify_answer
 from evidence.clinical_question import reads_clinical
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, TOPIC, joined_phrases
 from evidence.confidence import RED, SourceVerdict, rate_confidence
+from evidence.models import StudyKind
 from evidence.patient import stated_for_others
 from evidence.question_parts import unanswered_parts
 from evidence.text import is_disease
@@ -94,14 +95,17 @@ def confidence(run: AnswerRun) -> TraceStep:
     # not what the sentence is about.
     sources = run.evidence.sources if run.evidence else []
     stated_sentences, populations = [], []
-    titles = {source.doc_id: source.title for source in sources}
+    by_doc = {source.doc_id: source for source in sources}
     for record in shown:
         text = record.text
         for source in sources:
             text = source.without_label(text)
         stated_sentences.append(text)
-        # Whom the sentence's study enrolled, where the sentence does not say (`evidence.patient.fitted`).
-        populations.append(next((titles[doc_id] for doc_id in record.doc_ids if doc_id in titles), ""))
+        # Whom the sentence's study enrolled, where the sentence does not say (`evidence.patient.fitted`); a
+        # protocol's design is no finding for any patient (None), as the composer does not lead with one.
+        study = next((by_doc[doc_id] for doc_id in record.doc_ids if doc_id in by_doc), None)
+        populations.append(None if study and study.kind == StudyKind.PROTOCOL else study.title if study else "")
+    findings = [(s, p) for s, p in zip(stated_sentences, populations, strict=True) if p is not None]
     unstated = [
         ASK_WORDS[kind]
         for kind in run.asks
@@ -118,7 +122,7 @@ def confidence(run: AnswerRun) -> TraceStep:
         claims_removed=sum(1 for removal in run.claims_removed if removal["kind"] == "claim"),
         unstated=unstated,
         unanswered=unanswered,
-        other_patients=stated_for_others(run.patient, list(zip(stated_sentences, populations, strict=True))),
+        other_patients=stated_for_others(run.patient, findings),
     )
     run.confidence, run.confidence_reasons = rated.level, rated.reasons
     return TraceStep(

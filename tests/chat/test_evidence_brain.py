@@ -388,3 +388,12 @@ def test_a_decision_the_curators_tagged_a_finding_with_is_not_called_uncovered(l
     assert not result.abstained
     assert "prognosis" not in " ".join(result.confidence_reasons), result.confidence_reasons
     assert "do not address prognosis" not in result.answer, result.answer
+
+
+def test_an_answer_with_no_finding_for_its_patients_is_not_green_for_a_protocol_that_names_them(library, eutils):
+    # Every result stored is for stage II; the CIRCULATE-Japan design paper names stage III but reports nothing.
+    # The answer said "no finding stated for these patients" under GREEN.
+    question = "ctDNA neg after resection of stage III colon ca - can I de-escalate to 3 mo CAPOX?"
+    result = answer_question(question=question)
+    assert "has no finding stated for these patients" in result.answer.split("\n")[0], result.answer
+    assert result.confidence != "GREEN", result.confidence_reasons
