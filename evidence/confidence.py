@@ -82,9 +82,13 @@ def rate_confidence(
             reasons.append(f"a single primary study ({direct[0].title}) directly addresses the question")
         else:
             gaps = _common_gaps(on_topic)
+            # No part is missed by all of them: each covers some of the question and none all of it.
+            partial = list(dict.fromkeys(label for source in on_topic for label in source.missing))
             reasons.append(
                 "the cited evidence addresses the question only in part"
                 + (f": it does not cover {', '.join(gaps)}" if gaps else "")
+                + (f": no cited source covers all of {', '.join(partial)}" if partial and not gaps else "")
+                + ("" if gaps or partial else ": no cited source addresses it directly")
             )
     if other_patients and level == GREEN:
         level = YELLOW

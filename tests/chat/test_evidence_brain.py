@@ -397,3 +397,11 @@ def test_an_answer_with_no_finding_for_its_patients_is_not_green_for_a_protocol_
     result = answer_question(question=question)
     assert "has no finding stated for these patients" in result.answer.split("\n")[0], result.answer
     assert result.confidence != "GREEN", result.confidence_reasons
+
+
+def test_whether_to_stop_aspirin_after_a_gi_bleed_is_answered_by_the_recommendation_to_continue_it(library, eutils):
+    # The finding ("continuing rather than holding") was not tagged as a decision on stopping: YELLOW, "only in part".
+    result = answer_question(question="aspirin for secondary prevention after a GI bleed - stop or continue?")
+    assert "continuing rather than holding the aspirin" in result.answer.split("\n")[0], result.answer
+    assert not any(reason.endswith("only in part") for reason in result.confidence_reasons), result.confidence_reasons
+    assert result.confidence == "GREEN", result.confidence_reasons

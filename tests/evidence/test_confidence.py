@@ -22,6 +22,14 @@ def source(name, *, addresses=True, direct=True, synthesis=False, missing=()):
             YELLOW,
             "only in part: it does not cover dose",
         ),
+        # Each misses a different part: the reason says which parts, not just "in part".
+        (
+            [source("A", direct=False, missing=["stopping"]), source("B", direct=False, missing=["GI bleeding"])],
+            GREEN,
+            {},
+            YELLOW,
+            "only in part: no cited source covers all of stopping, GI bleeding",
+        ),
         ([source("A", addresses=False), source("B", addresses=False)], GREEN, {}, RED, "none of the cited sources"),
         ([], RED, {}, RED, "none of the cited sources"),
         ([source("A"), source("B")], GREEN, {"abstained": True}, RED, "the answer abstains"),
