@@ -1,7 +1,8 @@
 """Follow-up questions: "and in dialysis?" is read with the question before it.
 
 A turn is a follow-up when it opens the way follow-ups open ("and …", "what about …", "what
-dose?") or when it names neither a condition nor an intervention of its own. Its question is then
+dose?"), when it adds to the same patient ("he's also on …"), or when it names neither a condition nor an
+intervention of its own. Its question is then
 completed with the parts of the previous question it does not replace: the condition is carried
 over (a new population is added to it), the intervention and the outcome are carried over unless
 the follow-up names its own, and so is the population ("what about children?" replaces older
@@ -24,6 +25,8 @@ _CUE = re.compile(
     r"(?:is|does|do|should|can|would)\s+(?:it|they|that|this|these|those)|is\s+that)\b",
     re.IGNORECASE,
 )
+# "he's also on ASA 81 for a stent - keep that going?": a turn that adds to the same patient, however long.
+_SAME_PATIENT = re.compile(r"^\s*(?:he|she)(?:'s|\u2019s|\s+is|\s+has|\s+was|\s+had)?\s+also\b", re.IGNORECASE)
 _ANAPHORA = re.compile(r"\b(?:it|they|them|this|that|these|those|the\s+same|such)\b", re.IGNORECASE)
 # A follow-up of more words than this that names a condition is a new question, whatever it opens with.
 MAX_FOLLOW_UP_WORDS = 12
@@ -65,6 +68,8 @@ def _reads_as_follow_up(question: str, concepts: list[Concept]) -> bool:
     words = len(tokens(question))
     has_condition = any(_is_condition(c) for c in concepts)
     has_intervention = any(_is_intervention(c) for c in concepts)
+    if _SAME_PATIENT.match(question):
+        return True
     if has_condition and has_intervention and words > 4:
         return False
     if _CUE.match(question):

@@ -146,9 +146,10 @@ def read_follow_up(run: AnswerRun) -> None:
     earlier = [turn["content"] for turn in run.history if turn.get("role") == "user"]
 
     def concepts_of(text: str) -> list[Concept]:
-        return question_concepts(
-            text, vocabulary=vocabulary, pico=extract_pico(text, vocabulary=vocabulary), lexicon=lexicon
-        )
+        # Read with its shorthand spelled out, as the question itself is ("on ASA 81" names aspirin).
+        pico = extract_pico(text, vocabulary=vocabulary, spelled_out=lexicon.spelled_out(text),
+                            spelled_phrases=lexicon.spelled_phrases(text))
+        return question_concepts(text, vocabulary=vocabulary, pico=pico, lexicon=lexicon)
 
     run.follow_up = read_turn(run.question, earlier, concepts_of=concepts_of)
     run.question = run.follow_up.question

@@ -39,6 +39,11 @@ def reading(question, *earlier):
         (["Can adjuvant chemotherapy be withheld in stage II colon cancer when ctDNA is negative?"],
          "still holds at 5 yrs?", {"colon cancer"}, set()),
         ([AF_CKD], "which of the DOACs would you pick for her then?", {"atrial fibrillation"}, set()),
+        # A turn adding to the same patient continues the case, however much it names; the drug it names in
+        # shorthand ("ASA") replaces the case's decisions, as "aspirin" would.
+        (["AF on apixaban, admitted with a GI bleed from a duodenal ulcer, clipped - when to restart?"],
+         "he's also on ASA 81 for a stent from 2015 - keep that going?",
+         {"atrial fibrillation", "gastrointestinal bleeding"}, {"anticoagulation", "restarting treatment"}),
     ],
 )
 def test_a_follow_up_carries_the_previous_topic_and_replaces_what_it_names(
