@@ -81,8 +81,8 @@ def _flag_other_populations(run: AnswerRun) -> None:
     """Mark the curated findings of the library sources about a sibling population of the question's, or a narrower one.
 
     The conditions compared are the primary one and any the question names with its broader condition
-    ("heart failure ... HFpEF"): the vocabulary also files procedures under diseases (PCI and ACS under CAD),
-    which are no alternatives to each other.
+    ("heart failure ... HFpEF"); a procedure (PCI) is filed under no disease, so a finding on ACS is no other
+    population for a stent question, while one on ACS is for a patient with chronic coronary syndrome.
     """
     pico = run.require_pico()
     vocabulary, asked = run.vocabulary, set(pico.disease_tags)

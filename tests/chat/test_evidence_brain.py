@@ -405,3 +405,10 @@ def test_whether_to_stop_aspirin_after_a_gi_bleed_is_answered_by_the_recommendat
     assert "continuing rather than holding the aspirin" in result.answer.split("\n")[0], result.answer
     assert not any(reason.endswith("only in part") for reason in result.confidence_reasons), result.confidence_reasons
     assert result.confidence == "GREEN", result.confidence_reasons
+
+
+def test_a_stent_question_is_answered_by_the_acs_guideline_not_set_aside_as_another_population(library, eutils):
+    # PCI was filed under coronary artery disease beside ACS, so "In ACS patients ..." read as a sibling
+    # population of a stent question's: the guideline's 1-month recommendation for HBR was never offered.
+    result = answer_question(question="DES in an HBR pt - how short can DAPT be?")
+    assert "after only 1 month of DAPT" in result.answer.split("\n")[0], result.answer

@@ -15,12 +15,15 @@ pytestmark = pytest.mark.django_db
 
 def test_vocabulary_seed_is_idempotent_and_links_broader_tags():
     first = vocabulary_seed()
-    assert (first.tags.created, first.scenarios.created, first.rules.created) == (55, 6, 13)
+    assert (first.tags.created, first.scenarios.created, first.rules.created) == (56, 6, 13)
     history = Tag.history.count()
     second = vocabulary_seed()
-    assert (second.tags.created, second.tags.updated, second.tags.unchanged) == (0, 0, 55)
+    assert (second.tags.created, second.tags.updated, second.tags.unchanged) == (0, 0, 56)
     assert Tag.history.count() == history
     assert Tag.objects.get(code="hfpef").broader.code == "heart_failure"
+    # Stable CAD and ACS are two populations under coronary artery disease; a stent is a procedure under none.
+    assert Tag.objects.get(code="ccs").broader.code == Tag.objects.get(code="acs").broader.code == "cad"
+    assert Tag.objects.get(code="pci").broader is None
     assert ClassificationRule.objects.get(name="af-ckd-anticoagulation").anchor_scenario.key == "af_ckd_anticoagulation"
     assert AnchorScenario.objects.count() == 6
 
