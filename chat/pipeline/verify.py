@@ -230,8 +230,10 @@ def abstention(run: AnswerRun) -> dict[str, str]:
 
 def _closest(run: AnswerRun, limit: int = 2) -> list[str]:
     """Return the sources judged nearest to the question that were set aside, each with why in plain words
-    (the score and threshold stay in the trace's details)."""
-    aside = sorted((j for j in run.judgements.values() if not j.addresses), key=lambda j: j.score, reverse=True)
+    (the score and threshold stay in the trace's details); one that shares none of the question's terms is not
+    near it (a valve-surgery abstract for "sotatercept in PAH?"), whatever its similarity."""
+    aside = sorted((j for j in run.judgements.values() if not j.addresses and j.coverage > 0),
+                   key=lambda j: j.score, reverse=True)
     return [f"{j.title} ({j.why or j.reason})" for j in aside[:limit]]
 
 

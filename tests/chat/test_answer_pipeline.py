@@ -79,8 +79,15 @@ def test_off_topic_question_abstains(library, stored_abstracts):
     # The fake PubMed answers with an error: the abstention says the live search could not run.
     assert result.abstention["reason"] == "live_search_failed"
     assert result.answer.startswith("Nothing stored here addresses topical, plantar warts and children")
-    # What the store holds nearby is named, with why it was set aside in words - no score or threshold.
-    assert "Nearest in the store, set aside: " in result.answer
+    # Nothing stored shares a word of it: no abstract is named as "nearest" (it used to name unrelated ones).
+    assert "Nearest in the store" not in result.answer
+
+
+def test_an_abstention_names_what_the_store_holds_near_the_question_in_words(library, stored_abstracts):
+    result = answer_question(question="septic shock from CAP - hydrocortisone?")
+    assert result.abstained
+    # The CAP guideline shares the question's condition but not its drug: named, with why in words, no score.
+    assert "Nearest in the store, set aside: 2019 ATS/IDSA Community-Acquired Pneumonia Guideline (" in result.answer
     assert not re.search(r"\((?:score|similarity) \d", result.answer)
 
 
