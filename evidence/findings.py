@@ -7,6 +7,7 @@ vouched for it (`review`). A study without findings is cited by its key finding,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evidence.models import Finding, Study
@@ -31,6 +32,12 @@ class CuratedFinding:
     # Set when the answer reads the library: the kind of answer each decision tag asks for (`Tag.answer_kind`,
     # "" for none), in the order of `decision_tags`.
     answer_kinds: tuple[str, ...] = ()
+
+
+def decisions_tagged(findings: Iterable[CuratedFinding]) -> frozenset[str]:
+    """Return the decision tags the curators gave `findings`: a decision among them is addressed by them, in
+    whatever words ("prognosis?" by a finding on recurrence tagged risk stratification)."""
+    return frozenset(tag for finding in findings for tag in finding.decision_tags)
 
 
 def shown_statement(finding: Finding) -> str:

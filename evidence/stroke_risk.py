@@ -66,6 +66,8 @@ def fits(patient: Score | None, sentence: str) -> bool | None:
         return None
     score, sex = patient
     ranges = [(low, high) for low, high, stated in finding_scores(sentence) if sex is None or stated in (None, sex)]
-    if not ranges or any(low <= score <= high for low, high in ranges):
-        return True if ranges else None
+    if not ranges:
+        return None
+    if any(low <= score <= high for low, high in ranges):
+        return True
     return None if any(high == math.inf and score < low for low, high in ranges) else False

@@ -17,6 +17,7 @@ import numpy as np
 from chat.pipeline.state import AnswerRun, Judgement, TraceStep, plural
 from evidence.asks import answers
 from evidence.concepts import CONDITION, DECISION_ROLE, POPULATION, Concept, TextIndex, coverage
+from evidence.findings import decisions_tagged
 from evidence.models import Study, StudyKind
 from evidence.pico import Pico
 from evidence.ranking import Candidate, rank_references
@@ -255,9 +256,8 @@ def _judgement(
     # Directly addressing the question means its primary condition and its decision (or main topic).
     essential = [c for c in [primary, key] if c is not None]
     essential += [c for c in run.concepts if c.role == DECISION_ROLE and c not in essential]
-    # A decision the curators tagged one of its findings with is addressed, in whatever words ("prognosis").
-    in_findings = {tag for finding in source.findings for tag in finding.decision_tags}
-    unmet = [c.label for c in missing if c in essential and not (c.role == DECISION_ROLE and c.code in in_findings)]
+    by_findings = decisions_tagged(source.findings)  # addressed by the source's findings, in whatever words
+    unmet = [c.label for c in missing if c in essential and not (c.role == DECISION_ROLE and c.code in by_findings)]
     return Judgement(
         doc_id=source.doc_id,
         title=source.study_name or source.title,

@@ -94,18 +94,18 @@ def confidence(run: AnswerRun) -> TraceStep:
     # A study's name in the composer's label ("... anticoagulants and antiplatelets in acute GI bleeding") is
     # not what the sentence is about.
     sources = run.evidence.sources if run.evidence else []
-    stated_sentences, populations = [], []
+    stated_sentences, findings = [], []
     by_doc = {source.doc_id: source for source in sources}
     for record in shown:
         text = record.text
         for source in sources:
             text = source.without_label(text)
         stated_sentences.append(text)
-        # Whom the sentence's study enrolled, where the sentence does not say (`evidence.patient.fitted`); a
-        # protocol's design is no finding for any patient (None), as the composer does not lead with one.
+        # Each with whom its study enrolled, where the sentence does not say (`evidence.patient.fitted`); a
+        # protocol's design is no finding for any patient, as the composer does not lead with one.
         study = next((by_doc[doc_id] for doc_id in record.doc_ids if doc_id in by_doc), None)
-        populations.append(None if study and study.kind == StudyKind.PROTOCOL else study.title if study else "")
-    findings = [(s, p) for s, p in zip(stated_sentences, populations, strict=True) if p is not None]
+        if not (study and study.kind == StudyKind.PROTOCOL):
+            findings.append((text, study.title if study else ""))
     unstated = [
         ASK_WORDS[kind]
         for kind in run.asks

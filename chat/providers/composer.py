@@ -23,7 +23,7 @@ from evidence import care_settings, language
 from evidence.abstract_sections import abstract_sentences
 from evidence.asks import ASK_WORDS, ASKS, answers, asked_first, asked_for, on_decisions, states, states_time_point
 from evidence.concepts import DECISION_ROLE, POPULATION, Concept, TextIndex
-from evidence.findings import CuratedFinding
+from evidence.findings import CuratedFinding, decisions_tagged
 from evidence.injection import addresses_reader
 from evidence.kidney_function import fits, question_range
 from evidence.models import StudyKind
@@ -344,7 +344,7 @@ def compose_answer(
     setting_fitted = any(care_settings.fits(patient.setting, c.sentence) for c in quoted)
     cited = {c.source.doc_id for c in quoted}
     # A decision a quoted finding is tagged with is covered, in whatever words (a finding on recurrence, "prognosis?").
-    tagged = {tag for c in quoted for f in c.source.findings if f.shown == c.sentence for tag in f.decision_tags}
+    tagged = decisions_tagged(f for c in quoted for f in c.source.findings if f.shown == c.sentence)
     names_study = any(doc_id in cited for _, doc_id in found)
     open_concepts = [
         c for c in (parts.naming_study if names_study else parts.answerable)
