@@ -82,8 +82,10 @@ def rate_confidence(
             reasons.append(f"a single primary study ({direct[0].title}) directly addresses the question")
         else:
             gaps = _common_gaps(on_topic)
-            # No part is missed by all of them: each covers some of the question and none all of it.
+            # No part is missed by all of them: each covers some of the question and none all of it (one part missed
+            # by some is covered by another: none addresses the question directly).
             partial = list(dict.fromkeys(label for source in on_topic for label in source.missing))
+            partial = partial if len(partial) > 1 else []
             reasons.append(
                 "the cited evidence addresses the question only in part"
                 + (f": it does not cover {', '.join(gaps)}" if gaps else "")

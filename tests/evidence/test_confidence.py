@@ -30,6 +30,14 @@ def source(name, *, addresses=True, direct=True, synthesis=False, missing=()):
             YELLOW,
             "only in part: no cited source covers all of stopping, GI bleeding",
         ),
+        # One part one source misses and the other covers is no part missing: neither addresses it directly.
+        (
+            [source("A", direct=False, missing=["AF"]), source("B", direct=False)],
+            GREEN,
+            {},
+            YELLOW,
+            "only in part: no cited source addresses it directly",
+        ),
         ([source("A", addresses=False), source("B", addresses=False)], GREEN, {}, RED, "none of the cited sources"),
         ([], RED, {}, RED, "none of the cited sources"),
         ([source("A"), source("B")], GREEN, {"abstained": True}, RED, "the answer abstains"),
